@@ -1,0 +1,1 @@
+"""Platform pipeline: cluster description (JSON) to resource hierarchy and platform.xml."""

@@ -1,0 +1,1 @@
+"""The embedded Batsim-compatible discrete-event simulation engine."""

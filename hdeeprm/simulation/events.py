@@ -1,0 +1,112 @@
+"""The contract between the simulation engine and a decision system.
+
+It mirrors Batsim 4.x's protocol, but with typed Python objects instead of JSON so that the
+embedded engine pays no serialisation cost. The exchange is request/reply:
+
+1. the engine returns a :class:`Message`: the simulation time ``now`` and every event that
+   happened at that instant (events at one instant always travel together);
+2. the decision system answers with a list of decisions; they take effect at ``now``;
+3. the engine advances to the next instant that has events, and so on until a message
+   carrying :data:`SIMULATION_ENDS`.
+
+Event type names are Batsim's, so a protocol bridge (see ``hdeeprm.simulation`` docs) only has
+to translate objects to JSON and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# --- event types (simulator -> decision system), Batsim 4.x names -------------------------
+SIMULATION_BEGINS = "SIMULATION_BEGINS"
+JOB_SUBMITTED = "JOB_SUBMITTED"
+JOB_COMPLETED = "JOB_COMPLETED"
+JOB_KILLED = "JOB_KILLED"
+RESOURCE_STATE_CHANGED = "RESOURCE_STATE_CHANGED"
+REQUESTED_CALL = "REQUESTED_CALL"
+#: Batsim sends this as ``NOTIFY`` with ``{"type": "no_more_static_job_to_submit"}``.
+NO_MORE_STATIC_JOB_TO_SUBMIT = "NO_MORE_STATIC_JOB_TO_SUBMIT"
+SIMULATION_ENDS = "SIMULATION_ENDS"
+
+# --- final job states, as written in out_jobs.csv -----------------------------------------
+COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+COMPLETED_KILLED = "COMPLETED_KILLED"
+REJECTED = "REJECTED"
+
+
+@dataclass(slots=True)
+class Event:
+    """Something that happened in the simulation at ``timestamp``.
+
+    ``data`` holds the event's payload, keyed as in Batsim's protocol:
+
+    * ``JOB_SUBMITTED``: ``job`` (the :class:`~hdeeprm.simulation.engine.SimJob`)
+    * ``JOB_COMPLETED`` / ``JOB_KILLED``: ``job``, ``job_state`` (one of the final states)
+    * ``RESOURCE_STATE_CHANGED``: ``resources`` (tuple of host ids), ``state`` (P-state, int)
+    * ``REQUESTED_CALL``: ``requested_at`` (the time asked for)
+    * ``SIMULATION_BEGINS``: ``nb_resources`` and ``resources`` (the compute hosts)
+    """
+
+    timestamp: float
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Message:
+    """Every event of one instant, delivered together."""
+
+    now: float
+    events: list[Event]
+
+
+# --- decisions (decision system -> simulator) ---------------------------------------------
+@dataclass(slots=True, frozen=True)
+class ExecuteJob:
+    """Start ``job_id`` now on the compute hosts ``alloc`` (Batsim resource ids).
+
+    A ``parallel_homogeneous`` job runs one task per host in ``alloc``; ``len(alloc)`` may
+    differ from the job's requested ``res`` (Batsim allows it), but every host must be free.
+    """
+
+    job_id: str
+    alloc: Sequence[int]
+
+
+@dataclass(slots=True, frozen=True)
+class SetResourceState:
+    """Switch the hosts ``resources`` to P-state ``state`` now.
+
+    Running jobs on those hosts are re-paced from this instant; the engine answers with a
+    ``RESOURCE_STATE_CHANGED`` event at the same time, as Batsim does.
+    """
+
+    resources: Sequence[int]
+    state: int
+
+
+@dataclass(slots=True, frozen=True)
+class CallMeLater:
+    """Ask for a ``REQUESTED_CALL`` event at ``timestamp`` (must not be in the past)."""
+
+    timestamp: float
+
+
+@dataclass(slots=True, frozen=True)
+class RejectJob:
+    """Reject a submitted job that has not started; it is reported as ``REJECTED``."""
+
+    job_id: str
+
+
+@dataclass(slots=True, frozen=True)
+class KillJobs:
+    """Kill running jobs now; each is reported with a ``JOB_KILLED`` event."""
+
+    job_ids: Sequence[str]
+
+
+Decision = ExecuteJob | SetResourceState | CallMeLater | RejectJob | KillJobs

@@ -1,0 +1,214 @@
+"""In-memory model of a Batsim workload (``workload.json``) and its loader.
+
+This is the contract between the workload pipeline (which writes these files) and the
+simulation engine (which reads them). Field names follow Batsim 4.x: jobs carry ``id``,
+``subtime``, ``res``, ``profile`` and optional ``walltime``; profiles carry ``type`` plus the
+type's fields (``delay`` for ``delay``; ``cpu`` and ``com`` for ``parallel_homogeneous`` and
+``parallel_homogeneous_total``). hdeeprm's extra profile fields (``req_time``, ``req_ops``,
+``mem``, ``mem_bw``) are kept in :attr:`Profile.extra` and passed through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from hdeeprm.errors import InputError
+
+#: Profile types the embedded engine can execute.
+SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total")
+
+
+@dataclass(slots=True)
+class Profile:
+    """How a job computes. ``cpu`` is flops per core (``parallel_homogeneous``) or in total
+    (``parallel_homogeneous_total``); ``delay`` is seconds (``delay``)."""
+
+    name: str
+    type: str
+    delay: float | None = None
+    cpu: float | None = None
+    com: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def req_time(self) -> float | None:
+        """User-requested time in seconds (hdeeprm extra field), if present."""
+        value = self.extra.get("req_time")
+        return None if value is None else float(value)
+
+    def to_json(self) -> dict[str, Any]:
+        """The Batsim JSON form of this profile."""
+        out: dict[str, Any] = {"type": self.type}
+        if self.type == "delay":
+            out["delay"] = self.delay
+        else:
+            out["cpu"] = self.cpu
+            out["com"] = self.com
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class JobSpec:
+    """A job as the workload file describes it (static: no simulation state)."""
+
+    id: str
+    subtime: float
+    res: int
+    profile: str
+    walltime: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The Batsim JSON form of this job."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "subtime": self.subtime,
+            "res": self.res,
+            "profile": self.profile,
+        }
+        if self.walltime is not None:
+            out["walltime"] = self.walltime
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class Workload:
+    """A Batsim workload: jobs sorted by submission time and the profiles they reference."""
+
+    nb_res: int
+    jobs: list[JobSpec]
+    profiles: dict[str, Profile]
+    name: str = "w0"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The Batsim JSON form of this workload."""
+        out: dict[str, Any] = {"nb_res": self.nb_res}
+        out.update(self.extra)
+        out["jobs"] = [job.to_json() for job in self.jobs]
+        out["profiles"] = {name: prof.to_json() for name, prof in self.profiles.items()}
+        return out
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the workload as Batsim JSON, atomically."""
+        from hdeeprm._atomic import write_json
+
+        write_json(path, self.to_json())
+
+
+def _number(value: Any, path: str, where: str, *, minimum: float | None = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"expected a finite number, got {value!r}", path, where)
+    if minimum is not None and value < minimum:
+        raise InputError(f"expected a number >= {minimum:g}, got {value!r}", path, where)
+    return float(value)
+
+
+def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
+    """Validate one profile entry; raise :class:`InputError` naming ``where`` if malformed."""
+    if not isinstance(raw, dict):
+        raise InputError(f"expected an object, got {type(raw).__name__}", path, where)
+    ptype = raw.get("type")
+    if ptype not in SUPPORTED_PROFILE_TYPES:
+        raise InputError(
+            f"unsupported profile type {ptype!r}; expected one of "
+            + ", ".join(SUPPORTED_PROFILE_TYPES),
+            path,
+            f"{where}.type",
+        )
+    extra = {k: v for k, v in raw.items() if k not in ("type", "delay", "cpu", "com")}
+    if ptype == "delay":
+        if "delay" not in raw:
+            raise InputError("missing field 'delay' (seconds)", path, where)
+        return Profile(name, ptype, delay=_number(raw["delay"], path, f"{where}.delay"),
+                       extra=extra)
+    if "cpu" not in raw:
+        raise InputError("missing field 'cpu' (flops)", path, where)
+    return Profile(
+        name,
+        ptype,
+        cpu=_number(raw["cpu"], path, f"{where}.cpu"),
+        com=_number(raw.get("com", 0), path, f"{where}.com"),
+        extra=extra,
+    )
+
+
+def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
+    """Load and validate a Batsim workload JSON file.
+
+    Jobs are returned sorted by submission time (stable, so equal times keep file order).
+    Every error names the file and the JSON path of the bad entry.
+    """
+    spath = os.fspath(path)
+    try:
+        with open(spath, encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except FileNotFoundError:
+        raise InputError("workload file not found", spath) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", spath, f"line {exc.lineno}") from None
+    return workload_from_json(raw, spath, name)
+
+
+def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> Workload:
+    """Validate an already-parsed workload document (see :func:`load_workload`)."""
+    if not isinstance(raw, dict):
+        raise InputError("expected a JSON object with 'jobs' and 'profiles'", path)
+    for key in ("jobs", "profiles"):
+        if key not in raw:
+            raise InputError(f"missing key '{key}'", path)
+    if not isinstance(raw["profiles"], dict):
+        raise InputError("expected an object mapping names to profiles", path, "profiles")
+    if not isinstance(raw["jobs"], list):
+        raise InputError("expected a list of jobs", path, "jobs")
+    profiles = {
+        pname: parse_profile(pname, praw, path, f"profiles.{pname}")
+        for pname, praw in raw["profiles"].items()
+    }
+    jobs: list[JobSpec] = []
+    seen: set[str] = set()
+    for index, jraw in enumerate(raw["jobs"]):
+        where = f"jobs[{index}]"
+        if not isinstance(jraw, dict):
+            raise InputError("expected a job object", path, where)
+        for key in ("id", "subtime", "res", "profile"):
+            if key not in jraw:
+                raise InputError(f"missing field '{key}'", path, where)
+        jid = str(jraw["id"])
+        if jid in seen:
+            raise InputError(f"duplicate job id {jid!r}", path, f"{where}.id")
+        seen.add(jid)
+        res = jraw["res"]
+        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+            raise InputError(f"expected a positive integer, got {res!r}", path, f"{where}.res")
+        if jraw["profile"] not in profiles:
+            raise InputError(
+                f"unknown profile {jraw['profile']!r}", path, f"{where}.profile"
+            )
+        walltime = jraw.get("walltime")
+        if walltime is not None and walltime != -1:
+            walltime = _number(walltime, path, f"{where}.walltime")
+            if walltime <= 0:
+                raise InputError("walltime must be positive (or -1 for none)", path,
+                                 f"{where}.walltime")
+        else:
+            walltime = None
+        extra = {
+            k: v for k, v in jraw.items() if k not in ("id", "subtime", "res", "profile", "walltime")
+        }
+        jobs.append(
+            JobSpec(jid, _number(jraw["subtime"], path, f"{where}.subtime"), res,
+                    str(jraw["profile"]), walltime, extra)
+        )
+    jobs.sort(key=lambda j: j.subtime)
+    nb_res = raw.get("nb_res", 0)
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 0:
+        raise InputError(f"expected a non-negative integer, got {nb_res!r}", path, "nb_res")
+    extra = {k: v for k, v in raw.items() if k not in ("nb_res", "jobs", "profiles")}
+    return Workload(nb_res, jobs, profiles, name, extra)

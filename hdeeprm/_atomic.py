@@ -51,6 +51,8 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def write_json(path: str | os.PathLike[str], data: Any, *, indent: int | None = None) -> None:
     """Serialise ``data`` as JSON to ``path`` atomically."""
+    # One dumps + one write is about twice as fast as json.dump's many small writes.
+    text = json.dumps(data, indent=indent)
     with atomic_open(path, "w") as handle:
-        json.dump(data, handle, indent=indent)
+        handle.write(text)
         handle.write("\n")

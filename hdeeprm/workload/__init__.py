@@ -1,5 +1,57 @@
 """Workload pipeline: SWF traces and synthetic models to Batsim workloads."""
 
+from hdeeprm.workload.convert import (
+    DROP_REASONS,
+    ConversionResult,
+    ConversionSummary,
+    convert_records,
+    convert_swf,
+    select_jobs,
+)
+from hdeeprm.workload.limits import (
+    JOB_LIMITS_FILENAME,
+    JobLimits,
+    compute_job_limits,
+    job_limits_path,
+    load_job_limits,
+    save_job_limits,
+)
+from hdeeprm.workload.lublin import (
+    LublinParams,
+    generate_lublin,
+    lublin_header,
+    lublin_workload,
+    write_lublin_swf,
+)
 from hdeeprm.workload.model import JobSpec, Profile, Workload, load_workload
+from hdeeprm.workload.swf import SWF_FIELDS, UNKNOWN, SwfJob, SwfReader, read_swf, write_swf
 
-__all__ = ["JobSpec", "Profile", "Workload", "load_workload"]
+__all__ = [
+    "DROP_REASONS",
+    "JOB_LIMITS_FILENAME",
+    "SWF_FIELDS",
+    "UNKNOWN",
+    "ConversionResult",
+    "ConversionSummary",
+    "JobLimits",
+    "JobSpec",
+    "LublinParams",
+    "Profile",
+    "SwfJob",
+    "SwfReader",
+    "Workload",
+    "compute_job_limits",
+    "convert_records",
+    "convert_swf",
+    "generate_lublin",
+    "job_limits_path",
+    "load_job_limits",
+    "load_workload",
+    "lublin_header",
+    "lublin_workload",
+    "read_swf",
+    "save_job_limits",
+    "select_jobs",
+    "write_lublin_swf",
+    "write_swf",
+]

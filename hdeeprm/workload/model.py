@@ -126,8 +126,9 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
     if ptype == "delay":
         if "delay" not in raw:
             raise InputError("missing field 'delay' (seconds)", path, where)
-        return Profile(name, ptype, delay=_number(raw["delay"], path, f"{where}.delay"),
-                       extra=extra)
+        return Profile(
+            name, ptype, delay=_number(raw["delay"], path, f"{where}.delay"), extra=extra
+        )
     if "cpu" not in raw:
         raise InputError("missing field 'cpu' (flops)", path, where)
     return Profile(
@@ -188,23 +189,30 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
         if isinstance(res, bool) or not isinstance(res, int) or res < 1:
             raise InputError(f"expected a positive integer, got {res!r}", path, f"{where}.res")
         if jraw["profile"] not in profiles:
-            raise InputError(
-                f"unknown profile {jraw['profile']!r}", path, f"{where}.profile"
-            )
+            raise InputError(f"unknown profile {jraw['profile']!r}", path, f"{where}.profile")
         walltime = jraw.get("walltime")
         if walltime is not None and walltime != -1:
             walltime = _number(walltime, path, f"{where}.walltime")
             if walltime <= 0:
-                raise InputError("walltime must be positive (or -1 for none)", path,
-                                 f"{where}.walltime")
+                raise InputError(
+                    "walltime must be positive (or -1 for none)", path, f"{where}.walltime"
+                )
         else:
             walltime = None
         extra = {
-            k: v for k, v in jraw.items() if k not in ("id", "subtime", "res", "profile", "walltime")
+            k: v
+            for k, v in jraw.items()
+            if k not in ("id", "subtime", "res", "profile", "walltime")
         }
         jobs.append(
-            JobSpec(jid, _number(jraw["subtime"], path, f"{where}.subtime"), res,
-                    str(jraw["profile"]), walltime, extra)
+            JobSpec(
+                jid,
+                _number(jraw["subtime"], path, f"{where}.subtime"),
+                res,
+                str(jraw["profile"]),
+                walltime,
+                extra,
+            )
         )
     jobs.sort(key=lambda j: j.subtime)
     nb_res = raw.get("nb_res", 0)

@@ -36,6 +36,10 @@ def atomic_open(
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600 files; give the output the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

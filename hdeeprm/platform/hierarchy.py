@@ -10,6 +10,7 @@ is the i-th compute host of the generated ``platform.xml``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 # --- the interference P-state model (thesis 3.1.2, SPEC section 2) -----------------------
@@ -125,22 +126,52 @@ class Platform:
     cores: list[Core] = field(default_factory=list)
     global_links: list[dict[str, str]] = field(default_factory=list)
 
+    @classmethod
+    def from_clusters(
+        cls, clusters: list[Cluster], global_links: list[dict[str, str]] | None = None
+    ) -> Platform:
+        """Assemble a platform from linked clusters, deriving the flat views in one pass.
+
+        Ids must already follow file order (``nodes[i].id == i`` and likewise for processors
+        and cores): the flat views are indexed by id everywhere downstream, so a gap or a
+        reordering is a construction bug and raises ``ValueError``.
+        """
+        nodes = [node for cluster in clusters for node in cluster.nodes]
+        processors = [proc for node in nodes for proc in node.processors]
+        cores = [core for proc in processors for core in proc.cores]
+        for kind, items in (("node", nodes), ("processor", processors), ("core", cores)):
+            for index, item in enumerate(items):
+                if item.id != index:
+                    raise ValueError(
+                        f"{kind} ids must be 0..n-1 in order; found {item.id} at {index}"
+                    )
+        for index, cluster in enumerate(clusters):
+            if cluster.index != index:
+                raise ValueError(
+                    f"cluster indexes must be 0..n-1; found {cluster.index} at {index}"
+                )
+        return cls(clusters, nodes, processors, cores, list(global_links or []))
+
     @property
     def reference_speed(self) -> float:
-        """Mean peak speed per core in GFLOPS: converts trace seconds into flops."""
+        """Mean peak speed per core in GFLOPS: converts trace seconds into flops.
+
+        Sums use :func:`math.fsum` (exactly rounded), so the figure does not depend on core
+        order and homogeneous platforms give exactly their per-core speed.
+        """
         if not self.cores:
             return 0.0
-        return sum(core.peak_gflops for core in self.cores) / len(self.cores)
+        return self.peak_gflops / len(self.cores)
 
     @property
     def peak_gflops(self) -> float:
         """Sum of every core's peak speed, in GFLOPS."""
-        return sum(core.peak_gflops for core in self.cores)
+        return math.fsum(core.peak_gflops for core in self.cores)
 
     @property
     def peak_power(self) -> float:
         """Sum of every processor's power, in watts."""
-        return sum(proc.power for proc in self.processors)
+        return math.fsum(proc.power for proc in self.processors)
 
     def summary(self) -> dict[str, float]:
         """Totals for printing: counts, peak GFLOPS, power, memory and reference speed."""
@@ -151,6 +182,6 @@ class Platform:
             "cores": len(self.cores),
             "peak_gflops": self.peak_gflops,
             "peak_power_w": self.peak_power,
-            "memory_gb": sum(node.memory_gb for node in self.nodes),
+            "memory_gb": math.fsum(node.memory_gb for node in self.nodes),
             "reference_speed_gflops": self.reference_speed,
         }

@@ -28,11 +28,14 @@ import difflib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hdeeprm.errors import InputError
+
+_VAR = re.compile(r"\$(\{[^}]+\}|[A-Za-z_][A-Za-z0-9_]*)")
 
 #: Job selection policies (SPEC section 5), in action-space order.
 JOB_POLICIES: tuple[str, ...] = ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw")
@@ -160,9 +163,7 @@ class _Checker:
 
     def choice(self, value: Any, where: str, allowed: tuple[str, ...]) -> str:
         if not isinstance(value, str) or value not in allowed:
-            raise self.fail(
-                where, f"got {_show(value)}; allowed values: {', '.join(allowed)}"
-            )
+            raise self.fail(where, f"got {_show(value)}; allowed values: {', '.join(allowed)}")
         return value
 
     def integer(self, value: Any, where: str, minimum: int | None = None) -> int:
@@ -202,8 +203,10 @@ class _Checker:
 
 
 def _show(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else (
-        type(value).__name__
+    return (
+        json.dumps(value)
+        if isinstance(value, (str, int, float, bool, type(None)))
+        else (type(value).__name__)
     )
 
 
@@ -233,8 +236,17 @@ SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
 
 
 def _resolve(raw: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(raw))
+    """Expand ``~`` and ``$VARS``, then anchor relative paths at the options file's folder."""
+    path = Path(os.path.expandvars(os.path.expanduser(raw)))
     return path if path.is_absolute() else (base / path).resolve()
+
+
+def _missing_file(chk: _Checker, key: str, raw: str, resolved: Path, hint: str) -> InputError:
+    unset = [name for name in _VAR.findall(raw) if name.strip("{}") not in os.environ]
+    if unset:
+        names = ", ".join(name.strip("{}") for name in unset)
+        return chk.fail(key, f"environment variable {names} is not set (path {raw!r})")
+    return chk.fail(key, f"file not found: {resolved}{hint}")
 
 
 def _parse_selection(chk: _Checker, value: Any, where: str) -> tuple[tuple[str, str], ...]:
@@ -275,8 +287,8 @@ def _parse_env(chk: _Checker, raw: Any, where: str) -> EnvOptions:
     raw = chk.obj(raw, where)
     chk.keys(raw, where, ENV_KEYS)
     objective = raw.get("objective", "avg_utilization")
-    objective = OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else (
-        objective
+    objective = (
+        OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else (objective)
     )
     objective = chk.choice(objective, _join(where, "objective"), OBJECTIVES)
     selection = None
@@ -316,8 +328,10 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
         pair_where = _join(where, "policy_pair")
         allowed = env.action_names
         if not isinstance(policy_pair, str) or policy_pair not in allowed:
-            pretty = ", ".join(allowed) if len(allowed) <= 12 else (
-                ", ".join(allowed[:12]) + f", ... ({len(allowed)} in all)"
+            pretty = (
+                ", ".join(allowed)
+                if len(allowed) <= 12
+                else (", ".join(allowed[:12]) + f", ... ({len(allowed)} in all)")
             )
             raise chk.fail(
                 pair_where,
@@ -332,9 +346,7 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
     run = chk.choice(raw.get("run", "train"), _join(where, "run"), RUN_TYPES)
     hidden = chk.integer(raw.get("hidden", 128), _join(where, "hidden"), 1)
     lr = chk.number(raw.get("lr", 0.001), _join(where, "lr"), low=0.0, low_open=True)
-    gamma = chk.number(
-        raw.get("gamma", 0.99), _join(where, "gamma"), low=0.0, high=1.0
-    )
+    gamma = chk.number(raw.get("gamma", 0.99), _join(where, "gamma"), low=0.0, high=1.0)
     params = chk.obj(raw.get("params", {}), _join(where, "params"))
     return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params))
 
@@ -380,7 +392,7 @@ def options_from_json(
         raise chk.fail("platform_file_path", "expected the path of a platform JSON file")
     platform_path = _resolve(platform_raw, base)
     if check_files and not platform_path.is_file():
-        raise chk.fail("platform_file_path", f"file not found: {platform_path}")
+        raise _missing_file(chk, "platform_file_path", platform_raw, platform_path, "")
 
     synthetic = None
     if "synthetic_workload" in raw:
@@ -406,9 +418,12 @@ def options_from_json(
             )
         workload_path = _resolve(workload_raw, base)
         if check_files and not workload_path.is_file():
-            raise chk.fail(
+            raise _missing_file(
+                chk,
                 "workload_file_path",
-                f"file not found: {workload_path} (point it at an SWF trace, plain or .gz)",
+                workload_raw,
+                workload_path,
+                " (point it at an SWF trace, plain or .gz)",
             )
 
     pyb = chk.obj(raw["pybatsim"], "pybatsim")

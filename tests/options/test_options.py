@@ -21,7 +21,10 @@ THESIS_APPENDIX_F = {
         "env": {
             "objective": "avg_utilization",
             "actions": {
-                "selection": [{"shortest": ["high_gflops", "high_mem"]}, {"first": ["high_mem_bw"]}],
+                "selection": [
+                    {"shortest": ["high_gflops", "high_mem"]},
+                    {"first": ["high_mem_bw"]},
+                ],
                 "void": False,
             },
             "observation": "small",
@@ -60,13 +63,21 @@ def test_thesis_appendix_f_loads_and_resolves_relative_paths(tmp_path: Path) -> 
     assert opts.env.observation == "small"
     assert opts.env.queue_sensitivity == 0.03
     # Order as written: shortest's two core policies, then first's one.
-    assert opts.env.action_names == ["shortest-high_gflops", "shortest-high_mem", "first-high_mem_bw"]
+    assert opts.env.action_names == [
+        "shortest-high_gflops",
+        "shortest-high_mem",
+        "first-high_mem_bw",
+    ]
     assert opts.agent.type == "LEARNING" and opts.agent.gamma == 0.95 and opts.agent.hidden == 128
 
 
 def test_default_action_space_is_36_pairs_plus_void() -> None:
-    doc = _with({"env": {"actions": {"void": True}}, "agent": {"type": "CLASSIC",
-                                                                 "policy_pair": "random-random"}})
+    doc = _with(
+        {
+            "env": {"actions": {"void": True}},
+            "agent": {"type": "CLASSIC", "policy_pair": "random-random"},
+        }
+    )
     opts = options_from_json(doc, check_files=False)
     names = opts.env.action_names
     assert len(names) == 37
@@ -77,11 +88,16 @@ def test_default_action_space_is_36_pairs_plus_void() -> None:
 def test_thesis_classic_options_and_alias() -> None:
     # The original consequences experiment's options (thesis 5.3), with its objective alias.
     doc = {
-        "seed": 20091995, "nb_resources": 2280, "nb_jobs": 100,
-        "workload_file_path": "gaia.swf", "platform_file_path": "gaia.json",
-        "pybatsim": {"log_level": "DEBUG",
-                     "env": {"objective": "avg_completion_time", "queue_sensitivity": 0.05},
-                     "agent": {"type": "CLASSIC", "policy_pair": "shortest-high_gflops"}},
+        "seed": 20091995,
+        "nb_resources": 2280,
+        "nb_jobs": 100,
+        "workload_file_path": "gaia.swf",
+        "platform_file_path": "gaia.json",
+        "pybatsim": {
+            "log_level": "DEBUG",
+            "env": {"objective": "avg_completion_time", "queue_sensitivity": 0.05},
+            "agent": {"type": "CLASSIC", "policy_pair": "shortest-high_gflops"},
+        },
     }
     opts = options_from_json(doc, check_files=False)
     assert opts.env.objective == "avg_job_completion"
@@ -93,28 +109,54 @@ def test_thesis_classic_options_and_alias() -> None:
     ("mutate", "where", "fragment"),
     [
         (lambda d: d.update(sed=1), "sed", "did you mean 'seed'"),
-        (lambda d: d["pybatsim"]["env"].update(objective="speed"), "pybatsim.env.objective",
-         "allowed values: avg_job_slowdown, avg_job_completion, avg_utilization, makespan, "
-         "energy_consumption, edp"),
-        (lambda d: d["pybatsim"]["env"].update(observation="tiny"), "pybatsim.env.observation",
-         "allowed values: normal, small, minimal"),
-        (lambda d: d["pybatsim"]["env"]["actions"].update(selection=[{"longest": ["random"]}]),
-         "pybatsim.env.actions.selection[0].longest", "unknown job policy 'longest'"),
-        (lambda d: d["pybatsim"]["env"]["actions"].update(
-            selection=[{"first": ["high_flops"]}]),
-         "pybatsim.env.actions.selection[0].first[0]", 'got "high_flops"'),
-        (lambda d: d["pybatsim"]["agent"].update(type="SMART"), "pybatsim.agent.type",
-         "allowed values: CLASSIC, LEARNING"),
-        (lambda d: d["pybatsim"]["agent"].update(gamma=1.5), "pybatsim.agent.gamma",
-         "expected a number in [0, 1]"),
-        (lambda d: d["pybatsim"]["agent"].update(hidden="many"), "pybatsim.agent.hidden",
-         'expected an integer, got "many"'),
-        (lambda d: d["pybatsim"].update(log_level="LOUD"), "pybatsim.log_level",
-         "allowed values: DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        (
+            lambda d: d["pybatsim"]["env"].update(objective="speed"),
+            "pybatsim.env.objective",
+            "allowed values: avg_job_slowdown, avg_job_completion, avg_utilization, makespan, "
+            "energy_consumption, edp",
+        ),
+        (
+            lambda d: d["pybatsim"]["env"].update(observation="tiny"),
+            "pybatsim.env.observation",
+            "allowed values: normal, small, minimal",
+        ),
+        (
+            lambda d: d["pybatsim"]["env"]["actions"].update(selection=[{"longest": ["random"]}]),
+            "pybatsim.env.actions.selection[0].longest",
+            "unknown job policy 'longest'",
+        ),
+        (
+            lambda d: d["pybatsim"]["env"]["actions"].update(selection=[{"first": ["high_flops"]}]),
+            "pybatsim.env.actions.selection[0].first[0]",
+            'got "high_flops"',
+        ),
+        (
+            lambda d: d["pybatsim"]["agent"].update(type="SMART"),
+            "pybatsim.agent.type",
+            "allowed values: CLASSIC, LEARNING",
+        ),
+        (
+            lambda d: d["pybatsim"]["agent"].update(gamma=1.5),
+            "pybatsim.agent.gamma",
+            "expected a number in [0, 1]",
+        ),
+        (
+            lambda d: d["pybatsim"]["agent"].update(hidden="many"),
+            "pybatsim.agent.hidden",
+            'expected an integer, got "many"',
+        ),
+        (
+            lambda d: d["pybatsim"].update(log_level="LOUD"),
+            "pybatsim.log_level",
+            "allowed values: DEBUG, INFO, WARNING, ERROR, CRITICAL",
+        ),
         (lambda d: d.update(nb_jobs=0), "nb_jobs", "expected an integer >= 1, got 0"),
         (lambda d: d.pop("seed"), "seed", "missing required key"),
-        (lambda d: d["pybatsim"]["env"].update(queue_sensitivity=0), "pybatsim.env.queue_sensitivity",
-         "expected a number in (0, inf]"),
+        (
+            lambda d: d["pybatsim"]["env"].update(queue_sensitivity=0),
+            "pybatsim.env.queue_sensitivity",
+            "expected a number in (0, inf]",
+        ),
     ],
 )
 def test_bad_values_name_key_and_allowed_values(mutate, where: str, fragment: str) -> None:
@@ -159,3 +201,16 @@ def test_synthetic_workload_excludes_a_trace() -> None:
     opts = options_from_json(doc, check_files=False)
     assert opts.synthetic_workload is not None and opts.synthetic_workload.nb_jobs == 200
     assert opts.workload_file_path is None
+
+
+def test_environment_variables_in_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, THESIS_APPENDIX_F)
+    doc = _with(workload_file_path="${HDEEPRM_TEST_TRACES}/my_workload.swf")
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.delenv("HDEEPRM_TEST_TRACES", raising=False)
+    with pytest.raises(InputError, match="environment variable HDEEPRM_TEST_TRACES is not set"):
+        load_options(path)
+    monkeypatch.setenv("HDEEPRM_TEST_TRACES", str(tmp_path / "workloads"))
+    opts = load_options(path)
+    assert opts.workload_file_path == tmp_path / "workloads" / "my_workload.swf"

@@ -1,0 +1,33 @@
+# Two commands do all the set-up on a fresh machine (Python 3.10+ with pip):
+#   make demo   install hdeeprm and run the quick-start experiment on the embedded simulator
+#   make test   install hdeeprm with its test tools and run the whole test suite
+# They install into the Python that runs them (use a virtual environment if you prefer one).
+
+PYTHON ?= python3
+# PyTorch first, pinned, so that the CPU build is used where one is available; the package's
+# own dependency range (torch>=2.0,<3) is then already satisfied.
+TORCH ?= torch==2.13.0
+PIP = $(PYTHON) -m pip install --disable-pip-version-check --quiet
+
+.PHONY: install install-test demo test lint bench
+
+install:
+	$(PIP) "$(TORCH)"
+	$(PIP) -e .
+
+install-test:
+	$(PIP) "$(TORCH)"
+	$(PIP) -e ".[test]"
+
+demo: install
+	hdeeprm-launch data/quickstart/options.json --output-dir runs/quickstart
+
+test: install-test
+	$(PYTHON) -m pytest -q
+
+lint:
+	$(PYTHON) -m ruff check hdeeprm tests benchmarks agent_examples
+
+bench: install
+	$(PYTHON) benchmarks/convert_gaia.py
+	$(PYTHON) benchmarks/engine_replay.py

@@ -261,6 +261,7 @@ def convert_records(
     source: str = "<records>",
     name: str = "w0",
     header: list[str] | None = None,
+    mem_bw_range: tuple[float, float] = MEM_BW_RANGE,
 ) -> ConversionResult:
     """Convert SWF records (from a file or a generator) into a Batsim :class:`Workload`.
 
@@ -278,6 +279,7 @@ def convert_records(
         source: name used in messages and in the summary.
         name: workload name.
         header: SWF header lines to pass through in the result.
+        mem_bw_range: bounds (GB/s) of the uniform ``mem_bw`` draws.
     """
     if profile_type not in PROFILE_TYPES:
         raise InputError(
@@ -299,7 +301,12 @@ def convert_records(
         keep_zero_run_time=keep_zero_run_time,
         source=source,
     )
-    low, high = MEM_BW_RANGE
+    low, high = (
+        _number("mem_bw_range[0]", mem_bw_range[0]),
+        _number("mem_bw_range[1]", mem_bw_range[1]),
+    )
+    if not 0 <= low <= high:
+        raise InputError(f"mem_bw_range must satisfy 0 <= low <= high, got {mem_bw_range!r}")
     mem_bw = np.round(np.random.default_rng(seed).uniform(low, high, size=len(kept)), 2).tolist()
     origin = summary.first_submit or 0.0
     jobs: list[JobSpec] = []
@@ -335,6 +342,7 @@ def convert_records(
             "start": start,
             "seed": int(seed),
             "profile_type": profile_type,
+            "mem_bw_range": [low, high],
             "time_origin": origin,
         },
     }
@@ -353,6 +361,7 @@ def convert_swf(
     profile_type: str = "parallel_homogeneous",
     keep_zero_run_time: bool = False,
     name: str = "w0",
+    mem_bw_range: tuple[float, float] = MEM_BW_RANGE,
 ) -> ConversionResult:
     """Convert an SWF file (plain or gzip) into a Batsim workload; see :func:`convert_records`.
 
@@ -373,6 +382,7 @@ def convert_swf(
         keep_zero_run_time=keep_zero_run_time,
         source=path,
         name=name,
+        mem_bw_range=mem_bw_range,
     )
     result.header = list(reader.header)
     return result

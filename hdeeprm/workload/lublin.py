@@ -349,6 +349,7 @@ def lublin_workload(
     profile_type: str = "parallel_homogeneous",
     start_hour: int = 0,
     max_request_factor: float = 10.0,
+    mem_bw_range: tuple[float, float] = (4.0, 24.0),
 ) -> ConversionResult:
     """Generate jobs and convert them straight to a Batsim workload (no file in between).
 
@@ -372,4 +373,5 @@ def lublin_workload(
         profile_type=profile_type,
         source=f"lublin(nb_jobs={nb_jobs}, nb_cores={nb_cores}, seed={seed})",
         header=lublin_header(nb_jobs, nb_cores, seed, params, max_request_factor),
+        mem_bw_range=mem_bw_range,
     )

@@ -43,11 +43,21 @@ class Event:
 
     ``data`` holds the event's payload, keyed as in Batsim's protocol:
 
-    * ``JOB_SUBMITTED``: ``job`` (the :class:`~hdeeprm.simulation.engine.SimJob`)
-    * ``JOB_COMPLETED`` / ``JOB_KILLED``: ``job``, ``job_state`` (one of the final states)
-    * ``RESOURCE_STATE_CHANGED``: ``resources`` (tuple of host ids), ``state`` (P-state, int)
+    * ``JOB_SUBMITTED``: ``job_id``, ``job`` (the :class:`~hdeeprm.simulation.engine.SimJob`)
+    * ``JOB_COMPLETED``: ``job_id``, ``job``, ``job_state`` (one of the final states:
+      successful, walltime reached, or killed), ``alloc`` (tuple of host ids)
+    * ``JOB_KILLED``: one per ``KillJobs`` decision: ``job_ids`` (the ids it named, already
+      ended jobs included, as Batsim lists them), ``jobs`` (the jobs really killed) and
+      ``job_progress`` (id -> fraction done). Each really killed job also gets a
+      ``JOB_COMPLETED`` event with ``job_state`` ``COMPLETED_KILLED``, before this one.
+    * ``RESOURCE_STATE_CHANGED``: ``resources`` (tuple of host ids), ``state`` (P-state, int);
+      one per ``SetResourceState`` decision
     * ``REQUESTED_CALL``: ``requested_at`` (the time asked for)
-    * ``SIMULATION_BEGINS``: ``nb_resources`` and ``resources`` (the compute hosts)
+    * ``NO_MORE_STATIC_JOB_TO_SUBMIT``, ``SIMULATION_ENDS``: empty
+    * ``SIMULATION_BEGINS``: ``nb_resources``, ``resources`` (the compute
+      :class:`~hdeeprm.simulation.platform_xml.SimHost` objects, by id),
+      ``compute_resources`` (Batsim's ``{id, name, state, properties}`` dicts), ``workloads``,
+      ``profiles`` and ``platform``
     """
 
     timestamp: float
@@ -68,8 +78,10 @@ class Message:
 class ExecuteJob:
     """Start ``job_id`` now on the compute hosts ``alloc`` (Batsim resource ids).
 
-    A ``parallel_homogeneous`` job runs one task per host in ``alloc``; ``len(alloc)`` may
-    differ from the job's requested ``res`` (Batsim allows it), but every host must be free.
+    A ``parallel_homogeneous`` job runs one task per host in ``alloc``. Every host must be free
+    and exist. ``len(alloc)`` may differ from the job's requested ``res`` (real Batsim only
+    allows that for ``parallel_homogeneous_total`` or with a custom mapping; build the engine
+    with ``strict_allocation_size=True`` to get Batsim's check).
     """
 
     job_id: str
@@ -90,7 +102,10 @@ class SetResourceState:
 
 @dataclass(slots=True, frozen=True)
 class CallMeLater:
-    """Ask for a ``REQUESTED_CALL`` event at ``timestamp`` (must not be in the past)."""
+    """Ask for a ``REQUESTED_CALL`` event at ``timestamp``, which must be after ``now``.
+
+    A pending call keeps the simulation alive (Batsim 4.x waits for it before ending).
+    """
 
     timestamp: float
 
@@ -104,7 +119,13 @@ class RejectJob:
 
 @dataclass(slots=True, frozen=True)
 class KillJobs:
-    """Kill running jobs now; each is reported with a ``JOB_KILLED`` event."""
+    """Kill running jobs now.
+
+    Acknowledged, in the next message at the same time, by a ``JOB_COMPLETED``
+    (``COMPLETED_KILLED``) event per job really killed and one ``JOB_KILLED`` event listing
+    every id given. Ids of jobs that already ended are accepted (Batsim allows it); ids of
+    unknown or not yet started jobs are an error.
+    """
 
     job_ids: Sequence[str]
 

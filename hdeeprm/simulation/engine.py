@@ -1,0 +1,835 @@
+"""The embedded Batsim-compatible discrete-event engine.
+
+A pull API mirrors Batsim's request/reply protocol, so a Gymnasium environment can stop at any
+decision point and a ZeroMQ bridge can later be put in front of it::
+
+    engine = Engine(platform, workload)
+    message = engine.start()                    # SIMULATION_BEGINS
+    while not engine.finished:
+        message = engine.proceed(decide(message))
+
+**Core.** A heap of ``(time, priority, seq, payload, version)`` entries in the SimPy style: the
+sequence number breaks ties deterministically, and an entry whose ``version`` no longer matches
+its job's (the job was re-paced or ended) is stale and skipped when popped, never searched for.
+Static submissions are not put in the heap: they are read from one list merged and sorted by
+submission time, which costs nothing per event.
+
+**One instant, one message.** ``proceed(decisions)`` applies the decisions at ``now``, then moves
+to the next instant that has events and returns all of them in this fixed order:
+
+1. ``JOB_COMPLETED`` (successes, walltime kills, kills), in the order the engine processed them;
+2. ``JOB_KILLED`` (one per ``KillJobs`` decision);
+3. ``RESOURCE_STATE_CHANGED`` (one per ``SetResourceState`` decision, in decision order);
+4. ``JOB_SUBMITTED`` (submission time, then workload order, then file order), followed by
+   ``NO_MORE_STATIC_JOB_TO_SUBMIT`` with the last submission;
+5. ``REQUESTED_CALL`` (one per ``CallMeLater``).
+
+Events caused by decisions (state-change confirmations, kills, completions of zero-length jobs)
+happen at ``now`` and so arrive in a new message with the same timestamp, as in Batsim.
+``SIMULATION_ENDS`` follows Batsim 4.x: it comes alone, in the first message after everything
+is over: every static job submitted and finished (or rejected), no job running and no pending
+``CallMeLater`` (pending calls are delivered first; they keep the simulation alive).
+
+**Execution model.** ``delay`` jobs last ``delay`` seconds whatever the speed.
+``parallel_homogeneous`` jobs compute ``cpu`` flops on every allocated host and
+``parallel_homogeneous_total`` jobs ``cpu / len(alloc)``; both progress at the pace of their
+slowest host, and are re-paced exactly (remaining work carried over) when a P-state change
+alters that pace. A host whose speed is (near) zero (at most :data:`STALL_FRACTION` of its
+fastest P-state) stalls its job until it speeds up again.
+
+**Energy.** Each host draws its current P-state's idle power, or its full power while a task
+runs on it. The engine keeps the platform's total power as a running sum updated on every
+change, and integrates it exactly (piecewise constant) when time advances; per-job and
+per-host energies are integrated the same way, lazily.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.simulation.events import (
+    COMPLETED_KILLED,
+    COMPLETED_SUCCESSFULLY,
+    COMPLETED_WALLTIME_REACHED,
+    JOB_COMPLETED,
+    JOB_KILLED,
+    JOB_SUBMITTED,
+    NO_MORE_STATIC_JOB_TO_SUBMIT,
+    REJECTED,
+    REQUESTED_CALL,
+    RESOURCE_STATE_CHANGED,
+    SIMULATION_BEGINS,
+    SIMULATION_ENDS,
+    CallMeLater,
+    Decision,
+    Event,
+    ExecuteJob,
+    KillJobs,
+    Message,
+    RejectJob,
+    SetResourceState,
+)
+from hdeeprm.simulation.platform_xml import SimPlatform
+from hdeeprm.workload.model import JobSpec, Profile, Workload
+
+# --- job states (Batsim's names) ------------------------------------------------------------
+NOT_SUBMITTED = "NOT_SUBMITTED"
+SUBMITTED = "SUBMITTED"
+RUNNING = "RUNNING"
+#: States a job ends in.
+FINAL_STATES = frozenset(
+    {COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED, REJECTED}
+)
+
+# --- heap priorities at one instant (lower first) -------------------------------------------
+_COMPLETE = 0
+_WALLTIME = 1
+_CALL = 2
+
+#: A P-state whose speed is at most this fraction of the host's fastest P-state counts as
+#: speed 0: a job on such a host is stalled until the host speeds up again. (SimGrid refuses
+#: speed 0, so platform generators write tiny speeds such as 1e-6 GFLOPS for idle P-states.)
+STALL_FRACTION = 1e-6
+
+
+def _effective_speeds(speeds: tuple[float, ...]) -> tuple[float, ...]:
+    top = max(speeds, default=0.0)
+    return tuple(s if s > STALL_FRACTION * top else 0.0 for s in speeds)
+
+
+#: Transition marker Batsim writes in ``out_pstate_changes.csv`` before switching to a
+#: computation P-state.
+PSTATE_TRANSITION = -1
+
+
+class SimJob:
+    """A job inside the simulation: its static description plus its dynamic state.
+
+    ``id`` is Batsim's ``"{workload}!{job id}"``. ``state`` is one of ``NOT_SUBMITTED``,
+    ``SUBMITTED``, ``RUNNING`` or a final state (:data:`FINAL_STATES`). ``alloc`` is the tuple
+    of host ids it runs (ran) on, ``energy`` the joules its hosts consumed while it ran
+    (Batsim's ``consumed_energy``; up to date once the job has ended).
+    """
+
+    __slots__ = (
+        "id",
+        "workload",
+        "spec",
+        "profile",
+        "state",
+        "start_time",
+        "finish_time",
+        "alloc",
+        "energy",
+        "_delay",
+        "_total",
+        "_work",
+        "_rate",
+        "_last",
+        "_version",
+        "_power",
+        "_e_last",
+        "_kill_requested",
+    )
+
+    def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
+        self.id = f"{workload}!{spec.id}"
+        self.workload = workload
+        self.spec = spec
+        self.profile = profile
+        self.state = NOT_SUBMITTED
+        self.start_time: float | None = None
+        self.finish_time: float | None = None
+        self.alloc: tuple[int, ...] = ()
+        self.energy = 0.0
+        self._delay = profile.type == "delay"
+        self._total = 0.0  # work to do: seconds (delay) or flops per host
+        self._work = 0.0  # work left at time _last
+        self._rate = 0.0  # work units per second
+        self._last = 0.0
+        self._version = 0
+        self._power = 0.0  # watts drawn by the job's hosts
+        self._e_last = 0.0
+        self._kill_requested = False
+
+    @property
+    def name(self) -> str:
+        """The job id inside its workload (Batsim's ``job_id`` column)."""
+        return self.spec.id
+
+    @property
+    def subtime(self) -> float:
+        return self.spec.subtime
+
+    @property
+    def res(self) -> int:
+        """Number of hosts requested."""
+        return self.spec.res
+
+    @property
+    def walltime(self) -> float | None:
+        return self.spec.walltime
+
+    @property
+    def execution_time(self) -> float | None:
+        if self.start_time is None or self.finish_time is None:
+            return None
+        return self.finish_time - self.start_time
+
+    @property
+    def waiting_time(self) -> float | None:
+        return None if self.start_time is None else self.start_time - self.spec.subtime
+
+    def progress(self, now: float) -> float:
+        """Fraction of the job's work done at ``now`` (1 once completed successfully)."""
+        if self.state == COMPLETED_SUCCESSFULLY:
+            return 1.0
+        if self.start_time is None or self._total <= 0:
+            return 0.0
+        left = self._work
+        if self.state == RUNNING:
+            left -= self._rate * (now - self._last)
+        return min(1.0, max(0.0, 1.0 - left / self._total))
+
+    def __repr__(self) -> str:
+        return f"SimJob({self.id!r}, state={self.state}, alloc={self.alloc})"
+
+
+def _host_ids(hosts: Any, verb: str) -> tuple[int, ...]:
+    """``hosts`` as a tuple of Python ints (accepting NumPy integers), or SimulationError."""
+    ids = tuple(hosts)
+    for host in ids:
+        if type(host) is not int:
+            try:
+                return tuple(operator.index(h) for h in ids)
+            except TypeError:
+                raise SimulationError(f"{verb}: host id {host!r} is not an integer") from None
+    return ids
+
+
+def _order_submissions(workloads: Sequence[Workload]) -> list[tuple[float, Workload, JobSpec]]:
+    """Every static job by submission time; ties keep workload then file order (stable sort)."""
+    subs = [(spec.subtime, wl, spec) for wl in workloads for spec in wl.jobs]
+    subs.sort(key=operator.itemgetter(0))
+    return subs
+
+
+class Engine:
+    """The discrete-event simulation of one platform running one or more workloads.
+
+    Args:
+        platform: the compute hosts (see :func:`~hdeeprm.simulation.load_platform_xml`).
+        workloads: one workload or several; their names (``Workload.name``) must differ.
+        trace: record what the output files need (``out_*.csv``); switch it off in training
+            episodes that never write outputs.
+        strict_allocation_size: reject an ``ExecuteJob`` whose allocation size differs from
+            the job's ``res`` (except ``parallel_homogeneous_total``), as Batsim does when no
+            custom mapping is given. Off by default: any non-empty allocation is accepted.
+    """
+
+    def __init__(
+        self,
+        platform: SimPlatform,
+        workloads: Workload | Sequence[Workload],
+        *,
+        trace: bool = True,
+        strict_allocation_size: bool = False,
+    ) -> None:
+        if isinstance(workloads, Workload):
+            workloads = [workloads]
+        names = [wl.name for wl in workloads]
+        if len(set(names)) != len(names):
+            raise InputError(f"workload names must be unique, got {names}")
+        for wl in workloads:
+            for index, spec in enumerate(wl.jobs):
+                if spec.profile not in wl.profiles:
+                    raise InputError(
+                        f"job {spec.id!r} uses unknown profile {spec.profile!r}",
+                        wl.name,
+                        f"jobs[{index}].profile",
+                    )
+        self.platform = platform
+        self.workloads: list[Workload] = list(workloads)
+        self._trace = trace
+        self._strict = strict_allocation_size
+
+        hosts = platform.hosts
+        self._n = len(hosts)
+        self._speeds = [_effective_speeds(h.speeds) for h in hosts]
+        self._idle_w = [h.idle_watts or (0.0,) * h.nb_pstates for h in hosts]
+        self._full_w = [h.full_watts or (0.0,) * h.nb_pstates for h in hosts]
+        self._pstate = [h.pstate for h in hosts]
+        self._cur_speed = [sp[h.pstate] for sp, h in zip(self._speeds, hosts)]
+        self._cur_idle = [w[h.pstate] for w, h in zip(self._idle_w, hosts)]
+        self._cur_full = [w[h.pstate] for w, h in zip(self._full_w, hosts)]
+        self._host_job: list[SimJob | None] = [None] * self._n
+        self._host_energy = [0.0] * self._n
+        self._host_since = [0.0] * self._n
+        self._state_since = [0.0] * self._n
+
+        self._now = 0.0
+        self._energy = 0.0
+        self._power = math.fsum(self._cur_idle)
+        self._wattmin = self._power
+
+        self._subs = _order_submissions(self.workloads)
+        self._sub_idx = 0
+        self._nomore_sent = False
+        self._heap: list[tuple[float, int, int, Any, int]] = []
+        self._seq = 0
+        self.jobs: dict[str, SimJob] = {}
+        self._nb_waiting = 0
+        self._nb_running = 0
+        self._nb_calls = 0
+        self._nb_computing = 0
+        self._imm_completed: list[Event] = []
+        self._imm_killed: list[Event] = []
+        self._imm_rsc: list[Event] = []
+        self._dirty: dict[SimJob, None] = {}
+        self._started = False
+        self._ended = False
+        self.nb_events = 0
+        self.nb_messages = 0
+
+        # --- what outputs need (Batsim's tracers) ---
+        #: Jobs in the order they ended (completed, killed or rejected).
+        self.finished_jobs: list[SimJob] = []
+        #: ``(time, total energy J, 's'|'e'|'p', wattmin W)`` rows of out_consumed_energy.csv.
+        self.energy_trace: list[tuple[float, float, str, float]] = []
+        #: ``(time, host ids, new P-state)`` rows of out_pstate_changes.csv.
+        self.pstate_trace: list[tuple[float, tuple[int, ...], int]] = []
+        #: ``(time, nb_idle, nb_computing)`` rows of out_machine_states.csv.
+        self.machine_state_trace: list[tuple[float, int, int]] = []
+        self.nb_grouped_switches = 0
+        self.nb_machine_switches = 0
+        self.time_idle = 0.0
+        self.time_computing = 0.0
+        self.energy_first_submission: float | None = None
+        self.energy_last_completion = 0.0
+
+    # --- read-only views --------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        """Current simulation time (s)."""
+        return self._now
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def finished(self) -> bool:
+        """True once ``SIMULATION_ENDS`` has been returned."""
+        return self._ended
+
+    @property
+    def consumed_energy(self) -> float:
+        """Energy consumed by every compute host from time 0 to ``now`` (J)."""
+        return self._energy
+
+    @property
+    def power(self) -> float:
+        """Current total power of the compute hosts (W)."""
+        return self._power
+
+    @property
+    def nb_hosts(self) -> int:
+        return self._n
+
+    @property
+    def pstates(self) -> tuple[int, ...]:
+        """Current P-state of every host, by resource id."""
+        return tuple(self._pstate)
+
+    def pstate(self, host: int) -> int:
+        return self._pstate[host]
+
+    def host_speed(self, host: int) -> float:
+        """Current speed of ``host`` (flops/s; near-zero speeds read 0, see STALL_FRACTION)."""
+        return self._cur_speed[host]
+
+    def host_job(self, host: int) -> SimJob | None:
+        """The job running on ``host``, if any."""
+        return self._host_job[host]
+
+    def host_energy(self) -> list[float]:
+        """Energy consumed by each host from time 0 to ``now`` (J), by resource id."""
+        now = self._now
+        return [
+            e
+            + (self._cur_full[h] if self._host_job[h] is not None else self._cur_idle[h])
+            * (now - self._host_since[h])
+            for h, e in enumerate(self._host_energy)
+        ]
+
+    def job_energy(self, job: SimJob) -> float:
+        """Energy consumed so far by a running or ended job's hosts during its run (J)."""
+        if job.state == RUNNING:
+            return job.energy + job._power * (self._now - job._e_last)
+        return job.energy
+
+    # --- protocol -----------------------------------------------------------------------------
+    def start(self) -> Message:
+        """Begin the simulation: return the ``SIMULATION_BEGINS`` message at time 0."""
+        if self._started:
+            raise SimulationError("start() called twice")
+        self._started = True
+        if self._trace:
+            by_state: dict[int, list[int]] = {}
+            for host, state in enumerate(self._pstate):
+                by_state.setdefault(state, []).append(host)
+            for state in sorted(by_state):
+                self.pstate_trace.append((0.0, tuple(by_state[state]), state))
+        hosts = self.platform.hosts
+        data = {
+            "nb_resources": self._n,
+            "nb_compute_resources": self._n,
+            "nb_storage_resources": 0,
+            "allow_time_sharing_on_compute": False,
+            "allow_time_sharing_on_storage": False,
+            "resources": tuple(hosts),
+            "compute_resources": [
+                {"id": h.id, "name": h.name, "state": "idle", "properties": dict(h.properties)}
+                for h in hosts
+            ],
+            "storage_resources": [],
+            "workloads": {wl.name: wl for wl in self.workloads},
+            "profiles": {wl.name: wl.profiles for wl in self.workloads},
+            "platform": self.platform,
+        }
+        return self._message(0.0, [Event(0.0, SIMULATION_BEGINS, data)])
+
+    def proceed(self, decisions: Sequence[Decision] = ()) -> Message:
+        """Apply ``decisions`` at ``now``, advance to the next instant with events, return them.
+
+        Each decision is validated before it changes anything, so a bad one raises
+        :class:`SimulationError` and leaves the engine as it was after the previous decision.
+        """
+        if not self._started:
+            raise SimulationError("proceed() before start()")
+        if self._ended:
+            raise SimulationError("the simulation has ended (SIMULATION_ENDS was sent)")
+        for decision in decisions:
+            kind = type(decision)
+            if kind is ExecuteJob:
+                self._execute(decision)
+            elif kind is SetResourceState:
+                self._set_state(decision)
+            elif kind is CallMeLater:
+                self._call_me_later(decision)
+            elif kind is RejectJob:
+                self._reject(decision)
+            elif kind is KillJobs:
+                self._kill(decision)
+            else:
+                raise SimulationError(f"unknown decision {decision!r}")
+        if self._dirty:
+            self._repace()
+        when = self._next_time()
+        if when == math.inf:
+            if self._is_over():
+                self._ended = True
+                return self._message(self._now, [Event(self._now, SIMULATION_ENDS, {})])
+            raise SimulationError(self._deadlock_reason())
+        if when > self._now:
+            self._energy += self._power * (when - self._now)
+            self._now = when
+        return self._message(when, self._collect(when))
+
+    # --- time ---------------------------------------------------------------------------------
+    def _message(self, when: float, events: list[Event]) -> Message:
+        self.nb_messages += 1
+        self.nb_events += len(events)
+        return Message(when, events)
+
+    def _is_stale(self, entry: tuple[float, int, int, Any, int]) -> bool:
+        prio = entry[1]
+        if prio == _CALL:
+            return False
+        job = entry[3]
+        return job.state is not RUNNING or (prio == _COMPLETE and job._version != entry[4])
+
+    def _next_time(self) -> float:
+        if self._imm_completed or self._imm_killed or self._imm_rsc:
+            return self._now
+        if not self._nomore_sent and self._sub_idx == len(self._subs):
+            return self._now
+        heap = self._heap
+        while heap and self._is_stale(heap[0]):
+            heapq.heappop(heap)
+        when = heap[0][0] if heap else math.inf
+        if self._sub_idx < len(self._subs):
+            when = min(when, self._subs[self._sub_idx][0])
+        return when
+
+    def _push(self, when: float, prio: int, payload: Any, version: int) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (when, prio, self._seq, payload, version))
+
+    def _is_over(self) -> bool:
+        return (
+            self._nomore_sent
+            and self._nb_waiting == 0
+            and self._nb_running == 0
+            and self._nb_calls == 0
+        )
+
+    def _deadlock_reason(self) -> str:
+        stalled = sum(1 for job in set(self._host_job) if job is not None and job._rate <= 0.0)
+        return (
+            f"deadlock at t={self._now:g}: nothing is scheduled any more, but "
+            f"{self._nb_waiting} submitted job(s) still wait for EXECUTE_JOB or REJECT_JOB and "
+            f"{stalled} running job(s) are stalled on zero-speed hosts; the decision system "
+            "must start, reject or kill them, or ask for a CALL_ME_LATER"
+        )
+
+    def _collect(self, when: float) -> list[Event]:
+        completed = self._imm_completed
+        killed = self._imm_killed
+        changed = self._imm_rsc
+        self._imm_completed, self._imm_killed, self._imm_rsc = [], [], []
+        calls: list[Event] = []
+        heap = self._heap
+        pop = heapq.heappop
+        while heap and heap[0][0] <= when:
+            _, prio, _, payload, version = pop(heap)
+            if prio == _COMPLETE:
+                if payload.state is RUNNING and payload._version == version:
+                    completed.append(self._end(payload, COMPLETED_SUCCESSFULLY))
+            elif prio == _WALLTIME:
+                if payload.state is RUNNING:
+                    completed.append(self._end(payload, COMPLETED_WALLTIME_REACHED))
+            else:
+                self._nb_calls -= 1
+                calls.append(Event(when, REQUESTED_CALL, {"requested_at": payload}))
+        events = completed
+        if killed:
+            events += killed
+        if changed:
+            events += changed
+        subs = self._subs
+        nsubs = len(subs)
+        idx = self._sub_idx
+        if idx < nsubs and subs[idx][0] <= when:
+            jobs = self.jobs
+            if self.energy_first_submission is None:
+                self.energy_first_submission = self._energy
+            while idx < nsubs and subs[idx][0] <= when:
+                _, wl, spec = subs[idx]
+                idx += 1
+                job = SimJob(wl.name, spec, wl.profiles[spec.profile])
+                job.state = SUBMITTED
+                jobs[job.id] = job
+                events.append(Event(when, JOB_SUBMITTED, {"job_id": job.id, "job": job}))
+            self._nb_waiting += idx - self._sub_idx
+            self._sub_idx = idx
+        if idx == nsubs and not self._nomore_sent:
+            self._nomore_sent = True
+            events.append(Event(when, NO_MORE_STATIC_JOB_TO_SUBMIT, {}))
+        if calls:
+            events += calls
+        return events
+
+    # --- job life cycle -------------------------------------------------------------------------
+    def _job(self, job_id: str, verb: str) -> SimJob:
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise SimulationError(
+                f"{verb}: unknown job {job_id!r} (not in any workload, or not submitted yet; "
+                "ids are 'workload!job')"
+            )
+        return job
+
+    def _execute(self, decision: ExecuteJob) -> None:
+        job = self._job(decision.job_id, "EXECUTE_JOB")
+        if job.state is not SUBMITTED:
+            raise SimulationError(
+                f"EXECUTE_JOB: job {job.id!r} is {job.state}; only a submitted job that has "
+                "not started yet can be executed"
+            )
+        alloc = _host_ids(decision.alloc, "EXECUTE_JOB")
+        if not alloc:
+            raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
+        host_job = self._host_job
+        n = self._n
+        for host in alloc:
+            if not 0 <= host < n:
+                raise SimulationError(
+                    f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
+                    f"(resource ids are 0..{n - 1})"
+                )
+            other = host_job[host]
+            if other is not None:
+                raise SimulationError(
+                    f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
+                )
+        if len(set(alloc)) != len(alloc):
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
+        if (
+            self._strict
+            and len(alloc) != job.spec.res
+            and job.profile.type != "parallel_homogeneous_total"
+        ):
+            raise SimulationError(
+                f"EXECUTE_JOB: job {job.id!r} requested {job.spec.res} hosts, got {len(alloc)}"
+            )
+        self._start(job, alloc)
+
+    def _start(self, job: SimJob, alloc: tuple[int, ...]) -> None:
+        now = self._now
+        host_job = self._host_job
+        cur_full = self._cur_full
+        cur_idle = self._cur_idle
+        host_energy = self._host_energy
+        host_since = self._host_since
+        state_since = self._state_since
+        full_sum = 0.0
+        delta = 0.0
+        idle_closed = 0.0
+        for host in alloc:
+            host_job[host] = job
+            idle = cur_idle[host]
+            full = cur_full[host]
+            host_energy[host] += idle * (now - host_since[host])
+            host_since[host] = now
+            idle_closed += now - state_since[host]
+            state_since[host] = now
+            full_sum += full
+            delta += full - idle
+        self._power += delta
+        self.time_idle += idle_closed
+        self._nb_computing += len(alloc)
+        self._nb_waiting -= 1
+        self._nb_running += 1
+        job.state = RUNNING
+        job.start_time = now
+        job.alloc = alloc
+        job._power = full_sum
+        job._e_last = now
+        profile = job.profile
+        if job._delay:
+            work = float(profile.delay or 0.0)
+            rate = 1.0
+        else:
+            work = float(profile.cpu or 0.0)
+            if profile.type == "parallel_homogeneous_total":
+                work /= len(alloc)
+            speed = self._cur_speed
+            rate = min([speed[h] for h in alloc])
+        job._total = work
+        job._work = work
+        job._rate = rate
+        job._last = now
+        if work <= 0.0:
+            self._push(now, _COMPLETE, job, job._version)
+        elif rate > 0.0:
+            self._push(now + work / rate, _COMPLETE, job, job._version)
+        walltime = job.spec.walltime
+        if walltime is not None:
+            self._push(now + walltime, _WALLTIME, job, 0)
+        if self._trace:
+            self.energy_trace.append((now, self._energy, "s", self._wattmin))
+            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+
+    def _end(self, job: SimJob, state: str) -> Event:
+        """Finish a running job now in ``state``; return its ``JOB_COMPLETED`` event."""
+        now = self._now
+        host_job = self._host_job
+        cur_full = self._cur_full
+        cur_idle = self._cur_idle
+        host_energy = self._host_energy
+        host_since = self._host_since
+        state_since = self._state_since
+        delta = 0.0
+        busy_closed = 0.0
+        for host in job.alloc:
+            host_job[host] = None
+            full = cur_full[host]
+            host_energy[host] += full * (now - host_since[host])
+            host_since[host] = now
+            busy_closed += now - state_since[host]
+            state_since[host] = now
+            delta += full - cur_idle[host]
+        self._power -= delta
+        self.time_computing += busy_closed
+        self._nb_computing -= len(job.alloc)
+        self._nb_running -= 1
+        if state != COMPLETED_SUCCESSFULLY:
+            job._work -= job._rate * (now - job._last)
+            job._last = now
+        else:
+            job._work = 0.0
+        job.energy += job._power * (now - job._e_last)
+        job._e_last = now
+        job._version += 1
+        job.state = state
+        job.finish_time = now
+        self.finished_jobs.append(job)
+        self.energy_last_completion = self._energy
+        if self._trace:
+            self.energy_trace.append((now, self._energy, "e", self._wattmin))
+            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+        return Event(
+            now,
+            JOB_COMPLETED,
+            {"job_id": job.id, "job": job, "job_state": state, "alloc": job.alloc},
+        )
+
+    def _repace(self) -> None:
+        """Recompute the pace of every job whose hosts changed speed at this instant."""
+        now = self._now
+        speed = self._cur_speed
+        for job in self._dirty:
+            if job.state is not RUNNING:
+                continue
+            rate = min([speed[h] for h in job.alloc])
+            if rate == job._rate:
+                continue
+            work = job._work - job._rate * (now - job._last)
+            job._work = work if work > 0.0 else 0.0
+            job._last = now
+            job._rate = rate
+            job._version += 1
+            if rate > 0.0:
+                self._push(now + job._work / rate, _COMPLETE, job, job._version)
+        self._dirty.clear()
+
+    def _reject(self, decision: RejectJob) -> None:
+        job = self._job(decision.job_id, "REJECT_JOB")
+        if job.state is not SUBMITTED:
+            raise SimulationError(
+                f"REJECT_JOB: job {job.id!r} is {job.state}; only a submitted job that has "
+                "not started can be rejected"
+            )
+        job.state = REJECTED
+        self._nb_waiting -= 1
+        self.finished_jobs.append(job)
+
+    def _kill(self, decision: KillJobs) -> None:
+        targets: list[SimJob] = []
+        seen: set[str] = set()
+        for job_id in decision.job_ids:
+            job = self._job(job_id, "KILL_JOB")
+            if job.state is SUBMITTED or job.state is NOT_SUBMITTED:
+                raise SimulationError(
+                    f"KILL_JOB: job {job.id!r} is {job.state} (not started); only running or "
+                    "finished jobs can be killed; use REJECT_JOB for a waiting job"
+                )
+            if not job._kill_requested and job.id not in seen:
+                seen.add(job.id)
+                targets.append(job)
+        if not targets:
+            return
+        now = self._now
+        progress: dict[str, float] = {}
+        really: list[SimJob] = []
+        for job in targets:
+            job._kill_requested = True
+            if job.state is RUNNING:
+                progress[job.id] = job.progress(now)
+                self._imm_completed.append(self._end(job, COMPLETED_KILLED))
+                really.append(job)
+        self._imm_killed.append(
+            Event(
+                now,
+                JOB_KILLED,
+                {
+                    "job_ids": tuple(job.id for job in targets),
+                    "jobs": tuple(really),
+                    "job_progress": progress,
+                },
+            )
+        )
+
+    # --- other decisions --------------------------------------------------------------------------
+    def _set_state(self, decision: SetResourceState) -> None:
+        hosts = _host_ids(decision.resources, "SET_RESOURCE_STATE")
+        if not hosts:
+            raise SimulationError("SET_RESOURCE_STATE: empty set of resources")
+        try:
+            state = operator.index(decision.state)
+        except TypeError:
+            raise SimulationError(
+                f"SET_RESOURCE_STATE: P-state {decision.state!r} is not an integer"
+            ) from None
+        n = self._n
+        speeds = self._speeds
+        for host in hosts:
+            if not 0 <= host < n:
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: host {host!r} does not exist "
+                    f"(resource ids are 0..{n - 1})"
+                )
+            if not 0 <= state < len(speeds[host]):
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
+                    f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
+                )
+        now = self._now
+        if self._trace:
+            # Batsim logs the energy row before switching (so with the old wattmin).
+            self.energy_trace.append((now, self._energy, "p", self._wattmin))
+        host_job = self._host_job
+        pstate = self._pstate
+        cur_speed = self._cur_speed
+        cur_idle = self._cur_idle
+        cur_full = self._cur_full
+        host_energy = self._host_energy
+        host_since = self._host_since
+        idle_w = self._idle_w
+        full_w = self._full_w
+        dirty = self._dirty
+        d_power = 0.0
+        d_wattmin = 0.0
+        for host in hosts:
+            new_idle = idle_w[host][state]
+            new_full = full_w[host][state]
+            new_speed = speeds[host][state]
+            job = host_job[host]
+            if job is None:
+                old_p = cur_idle[host]
+                new_p = new_idle
+            else:
+                old_p = cur_full[host]
+                new_p = new_full
+                job.energy += job._power * (now - job._e_last)
+                job._e_last = now
+                job._power += new_full - old_p
+                if new_speed != cur_speed[host] and not job._delay:
+                    dirty[job] = None
+            host_energy[host] += old_p * (now - host_since[host])
+            host_since[host] = now
+            d_power += new_p - old_p
+            d_wattmin += new_idle - cur_idle[host]
+            pstate[host] = state
+            cur_speed[host] = new_speed
+            cur_idle[host] = new_idle
+            cur_full[host] = new_full
+        self._power += d_power
+        self._wattmin += d_wattmin
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        if self._trace:
+            self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
+            self.pstate_trace.append((now, hosts, state))
+            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+        self._imm_rsc.append(
+            Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
+        )
+
+    def _call_me_later(self, decision: CallMeLater) -> None:
+        when = decision.timestamp
+        if not isinstance(when, (int, float)) or not math.isfinite(when):
+            raise SimulationError(f"CALL_ME_LATER: timestamp {when!r} is not a finite number")
+        if when <= self._now:
+            raise SimulationError(
+                f"CALL_ME_LATER: asked to be called at t={when!r}, which is not after "
+                f"now (t={self._now!r}); the time asked for must be in the future"
+            )
+        self._nb_calls += 1
+        self._push(float(when), _CALL, float(when), 0)

@@ -1,0 +1,173 @@
+"""``hdeeprm-launch``: run an experiment described by an options file.
+
+Generates whatever of ``platform.xml``, ``res_hierarchy.json``, ``workload.json`` and
+``job_limits.json`` is missing in the run folder, simulates on the embedded engine, writes
+Batsim's output files plus ``insights.log``, and prints a short metrics summary.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hdeeprm.errors import HDeepRMError
+
+
+def _say(quiet: bool, message: str) -> None:
+    if not quiet:
+        click.echo(message, err=True)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("options_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-a",
+    "--agent",
+    "agent_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Python file defining a learning agent class (LEARNING agents).",
+)
+@click.option(
+    "-cw",
+    "--custom-workload",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Batsim workload JSON to use instead of the options' trace.",
+)
+@click.option(
+    "-im",
+    "--in-model",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Load model and optimiser state from this file before running.",
+)
+@click.option(
+    "-om",
+    "--out-model",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Save model and optimiser state to this file after running.",
+)
+@click.option(
+    "-nr",
+    "--nb-runs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Episodes to run (learning), or repetitions with seeds seed+k (classic).",
+)
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder for generated inputs and outputs [default: the options file's folder].",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the metrics summary.")
+def main(
+    options_file: Path,
+    agent_file: Path | None,
+    custom_workload: Path | None,
+    in_model: Path | None,
+    out_model: Path | None,
+    nb_runs: int,
+    output_dir: Path | None,
+    quiet: bool,
+) -> None:
+    """Run the experiment in OPTIONS_FILE (thesis appendix F format)."""
+    try:
+        _launch(
+            options_file,
+            agent_file,
+            custom_workload,
+            in_model,
+            out_model,
+            nb_runs,
+            output_dir,
+            quiet,
+        )
+    except HDeepRMError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: no partial output files were left behind", err=True)
+        sys.exit(130)
+
+
+def _launch(
+    options_file: Path,
+    agent_file: Path | None,
+    custom_workload: Path | None,
+    in_model: Path | None,
+    out_model: Path | None,
+    nb_runs: int,
+    output_dir: Path | None,
+    quiet: bool,
+) -> None:
+    from hdeeprm.errors import InputError
+    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.options import load_options
+
+    options = load_options(options_file)
+    learning = options.agent.type == "LEARNING"
+    if not learning:
+        for flag, value in (("-a", agent_file), ("-im", in_model), ("-om", out_model)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} is only for LEARNING agents; this options file "
+                    "asks for a CLASSIC agent",
+                    options.source,
+                    "pybatsim.agent.type",
+                )
+    elif agent_file is None:
+        raise InputError(
+            "a LEARNING agent needs its class file: pass -a AGENT.py (templates in "
+            "agent_examples/)",
+            options.source,
+            "pybatsim.agent.type",
+        )
+    inputs = prepare_inputs(
+        options, output_dir, custom_workload=custom_workload, log=lambda m: _say(quiet, m)
+    )
+    if inputs.conversion is not None:
+        _say(quiet, str(inputs.conversion))
+    out = inputs.output_dir
+    _say(
+        quiet,
+        f"platform: {len(inputs.platform.cores)} cores; workload: "
+        f"{len(inputs.workload.jobs)} jobs; run folder: {out}",
+    )
+
+    if learning:
+        from hdeeprm.training import run_learning
+
+        assert agent_file is not None
+        result = run_learning(
+            inputs,
+            agent_file=agent_file,
+            in_model=in_model,
+            out_model=out_model,
+            nb_runs=nb_runs,
+            progress=not quiet,
+        )
+        click.echo(result.summary())
+        return
+
+    from hdeeprm.experiment.run import run_classic
+    from hdeeprm.simulation import load_platform_xml
+
+    sim_platform = load_platform_xml(inputs.platform_xml)
+    pair = options.agent.policy_pair
+    for k in range(nb_runs):
+        run_dir = out if nb_runs == 1 else out / f"run_{k:03d}"
+        seed = options.seed + k
+        result = run_classic(
+            inputs, run_dir, seed=seed, progress=not quiet, sim_platform=sim_platform
+        )
+        title = f"{pair}" + ("" if nb_runs == 1 else f" (run {k}, seed {seed})")
+        click.echo(f"== {title} ==")
+        for line in result.metrics.lines():
+            click.echo("  " + line)
+        _say(quiet, f"  outputs: {run_dir}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,250 @@
+"""Run one experiment with a classic (fixed policy pair) agent on the embedded engine."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hdeeprm._atomic import atomic_open
+from hdeeprm.agents import ClassicAgent
+from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.experiment.inputs import ExperimentInputs
+from hdeeprm.simulation import (
+    SIMULATION_ENDS,
+    Engine,
+    SimPlatform,
+    load_platform_xml,
+    write_outputs,
+)
+from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED
+
+INSIGHTS_FILE = "insights.log"
+OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
+#: Threshold of the bounded slowdown, in seconds (seed 001's convention).
+BOUNDED_SLOWDOWN_TAU = 10.0
+
+
+def action_space(inputs: ExperimentInputs) -> ActionSpace:
+    """The action space the options describe (selection order, then void)."""
+    env = inputs.options.env
+    return ActionSpace(env.selection, env.void)
+
+
+@dataclass(slots=True)
+class RunMetrics:
+    """Headline figures of one run (what ``hdeeprm-launch`` prints)."""
+
+    nb_jobs: int
+    nb_completed: int
+    nb_rejected: int
+    makespan: float
+    energy_j: float
+    mean_waiting: float
+    mean_turnaround: float
+    mean_slowdown: float
+    max_slowdown: float
+    mean_bounded_slowdown: float
+    over_subscriptions: int
+    decisions: int
+    wall_time: float
+
+    def lines(self) -> list[str]:
+        """Human-readable summary lines."""
+        return [
+            f"jobs             {self.nb_completed} completed, {self.nb_rejected} rejected "
+            f"(of {self.nb_jobs})",
+            f"makespan         {self.makespan:,.1f} s ({self.makespan / 3600:,.2f} h)",
+            f"energy           {self.energy_j:,.0f} J ({self.energy_j / 3.6e6:,.2f} kWh)",
+            f"waiting time     mean {self.mean_waiting:,.1f} s",
+            f"turnaround time  mean {self.mean_turnaround:,.1f} s",
+            f"slowdown         mean {self.mean_slowdown:,.3f}, max {self.max_slowdown:,.3f}, "
+            f"bounded(10 s) mean {self.mean_bounded_slowdown:,.3f}",
+            f"bandwidth        {self.over_subscriptions} over-subscription episode(s)",
+            f"decisions        {self.decisions} decision point(s), "
+            f"simulated in {self.wall_time:.2f} s",
+        ]
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What one classic run produced."""
+
+    metrics: RunMetrics
+    outputs: dict[str, Path] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def compute_metrics(engine: Engine, manager: WorkloadManager, wall_time: float) -> RunMetrics:
+    """Figures over the ended jobs (rejected jobs count only in ``nb_rejected``)."""
+    waits: list[float] = []
+    turns: list[float] = []
+    slows: list[float] = []
+    bslows: list[float] = []
+    rejected = completed = 0
+    makespan = 0.0
+    for job in engine.finished_jobs:
+        if job.state == REJECTED or job.start_time is None or job.finish_time is None:
+            rejected += 1
+            continue
+        if job.state == COMPLETED_SUCCESSFULLY:
+            completed += 1
+        run = job.finish_time - job.start_time
+        wait = job.start_time - job.spec.subtime
+        turn = wait + run
+        waits.append(wait)
+        turns.append(turn)
+        slows.append(turn / run if run > 0 else 1.0)
+        bslows.append(max(turn / max(run, BOUNDED_SLOWDOWN_TAU), 1.0))
+        makespan = max(makespan, job.finish_time)
+
+    def mean(values: list[float]) -> float:
+        return math.fsum(values) / len(values) if values else 0.0
+
+    return RunMetrics(
+        nb_jobs=len(engine.finished_jobs),
+        nb_completed=completed,
+        nb_rejected=rejected,
+        makespan=makespan,
+        energy_j=engine.consumed_energy,
+        mean_waiting=mean(waits),
+        mean_turnaround=mean(turns),
+        mean_slowdown=mean(slows),
+        max_slowdown=max(slows, default=0.0),
+        mean_bounded_slowdown=mean(bslows),
+        over_subscriptions=len(manager.episodes),
+        decisions=manager.nb_decisions,
+        wall_time=wall_time,
+    )
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Hold Ctrl-C while a group of output files is written, so the set is never partial."""
+    if os.name != "posix" or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    received: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def insights_log(output_dir: Path, level: str) -> Iterator[None]:
+    """Route the ``hdeeprm.insights`` logger to ``insights.log``, written atomically.
+
+    The log goes to a temporary file during the run and replaces ``insights.log`` only when
+    the run ends normally; an interrupted run leaves the previous log untouched.
+    """
+    logger = logging.getLogger("hdeeprm.insights")
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-insights-", dir=output_dir)
+    os.close(fd)
+    handler = logging.FileHandler(tmp, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    handler.setLevel(level)
+    old_level, old_propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+        handler.close()
+        if ok:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, output_dir / INSIGHTS_FILE)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _write_overutilization(path: Path, episodes: list[list[Any]]) -> None:
+    with atomic_open(path, "w", newline="") as handle:
+        handle.write("processor_id,start,end\n")
+        for proc, start, end in episodes:
+            handle.write(f"{proc},{start!r},{'' if end is None else repr(end)}\n")
+
+
+def run_classic(
+    inputs: ExperimentInputs,
+    output_dir: str | os.PathLike[str] | None = None,
+    *,
+    seed: int | None = None,
+    progress: bool = False,
+    sim_platform: SimPlatform | None = None,
+) -> RunResult:
+    """Simulate the prepared experiment with its CLASSIC agent; write the outputs.
+
+    Args:
+        inputs: from :func:`~hdeeprm.experiment.prepare_inputs`.
+        output_dir: where the Batsim outputs, ``insights.log`` and
+            ``hdeeprm_mem_bw_overutilization.csv`` go (default: the inputs' run folder).
+        seed: seeds the ``random`` policies (default: the options' seed).
+        progress: show a progress bar over completed jobs.
+        sim_platform: an already loaded ``platform.xml`` (saves reloading it across runs).
+    """
+    options = inputs.options
+    out = Path(output_dir) if output_dir is not None else inputs.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    actions = action_space(inputs)
+    if options.agent.policy_pair is None:
+        raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
+    agent = ClassicAgent(actions, options.agent.policy_pair)
+    manager = WorkloadManager(
+        inputs.platform, actions, agent, seed=options.seed if seed is None else seed
+    )
+    platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
+    engine = Engine(platform, inputs.workload)
+    nb_jobs = len(inputs.workload.jobs)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=nb_jobs, unit="job", desc="simulating", disable=None, leave=False)
+    with insights_log(out, options.log_level):
+        start = time.perf_counter()
+        handle = manager.handle
+        message = engine.start()
+        done = 0
+        while True:
+            decisions = handle(message)
+            if message.events and message.events[-1].type == SIMULATION_ENDS:
+                break
+            message = engine.proceed(decisions)
+            if bar is not None:
+                ended = len(engine.finished_jobs)
+                if ended - done >= 256 or engine.finished:
+                    bar.update(ended - done)
+                    done = ended
+        wall = time.perf_counter() - start
+        if bar is not None:
+            bar.update(len(engine.finished_jobs) - done)
+            bar.close()
+        metrics = compute_metrics(engine, manager, wall)
+        with deferred_interrupts():
+            outputs = write_outputs(engine, out)
+            overuse = out / OVERUTILIZATION_FILE
+            _write_overutilization(overuse, manager.episodes)
+            outputs["mem_bw_overutilization"] = overuse
+    return RunResult(metrics, outputs, manager.stats())

@@ -1,0 +1,29 @@
+"""The decision system: workload manager, job scheduler, resource manager and core pool."""
+
+from hdeeprm.decision.actions import (
+    CORE_POLICIES,
+    JOB_POLICIES,
+    VOID,
+    Action,
+    ActionSpace,
+    parse_action_name,
+)
+from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
+from hdeeprm.decision.resource_manager import ResourceManager
+from hdeeprm.decision.resources import CorePool
+from hdeeprm.decision.workload_manager import WorkloadManager, job_record
+
+__all__ = [
+    "CORE_POLICIES",
+    "JOB_POLICIES",
+    "VOID",
+    "Action",
+    "ActionSpace",
+    "CorePool",
+    "JobRecord",
+    "JobScheduler",
+    "ResourceManager",
+    "WorkloadManager",
+    "job_record",
+    "parse_action_name",
+]

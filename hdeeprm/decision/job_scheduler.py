@@ -1,0 +1,137 @@
+"""The job scheduler: the job queue and the six job selection policies (SPEC section 5).
+
+Every policy but ``random`` is "lowest key first, ties by submission order":
+
+* ``first``: submission time;
+* ``shortest``: requested time (``req_time``; the walltime when absent, else infinity);
+* ``smallest``: requested cores;
+* ``low_mem``: memory per task (MB);
+* ``low_mem_bw``: memory bandwidth per task (GB/s).
+
+Each such policy has its own heap of ``(key, submission number, job)``, built the first time the
+policy is used and then fed every new job; removed jobs are deleted lazily (dropped when they
+reach the top). Peeking is O(log n) amortised; the queue is never sorted as a whole.
+``random`` draws uniformly from the queue with the scheduler's seeded generator.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hdeeprm.decision._random import UniformStream
+from hdeeprm.decision.actions import JOB_POLICIES
+
+QUEUED, RUNNING, FINISHED, REJECTED = 0, 1, 2, 3
+
+
+@dataclass(slots=True, eq=False)
+class JobRecord:
+    """What the decision system knows about a job (never its real run time)."""
+
+    id: str
+    #: Submission order (0, 1, 2, ...): the deterministic tie-break of every policy.
+    seq: int
+    subtime: float
+    res: int
+    req_time: float = math.inf
+    mem: float = 0.0
+    mem_bw: float = 0.0
+    #: The engine's job object, passed back untouched.
+    job: Any = None
+    state: int = QUEUED
+    alloc: tuple[int, ...] = ()
+    start: float = math.nan
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_KEYS = {
+    "first": lambda job: job.subtime,
+    "shortest": lambda job: job.req_time,
+    "smallest": lambda job: job.res,
+    "low_mem": lambda job: job.mem,
+    "low_mem_bw": lambda job: job.mem_bw,
+}
+
+
+class JobScheduler:
+    """Owns the job queue and answers "which job next?" for a job policy.
+
+    Args:
+        rng: draws for the ``random`` policy.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self._uniform = UniformStream(rng)
+        # Insertion-ordered list with swap-removal: O(1) uniform draws and removals.
+        self._jobs: list[JobRecord] = []
+        self._pos: dict[int, int] = {}
+        self._heaps: dict[str, list[tuple[Any, int, JobRecord]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def __bool__(self) -> bool:
+        return bool(self._jobs)
+
+    @property
+    def jobs(self) -> list[JobRecord]:
+        """The queued jobs (order unspecified; do not mutate)."""
+        return self._jobs
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Draw the ``random`` policy from ``rng`` from now on."""
+        self.rng = rng
+        self._uniform = UniformStream(rng)
+
+    def clear(self) -> None:
+        self._jobs.clear()
+        self._pos.clear()
+        self._heaps.clear()
+
+    def push(self, job: JobRecord) -> None:
+        """Enqueue a submitted job."""
+        job.state = QUEUED
+        self._pos[job.seq] = len(self._jobs)
+        self._jobs.append(job)
+        for policy, heap in self._heaps.items():
+            heapq.heappush(heap, (_KEYS[policy](job), job.seq, job))
+
+    def remove(self, job: JobRecord) -> None:
+        """Take ``job`` out of the queue (it is starting); O(1), heaps are cleaned lazily."""
+        index = self._pos.pop(job.seq)
+        last = self._jobs.pop()
+        if last is not job:
+            self._jobs[index] = last
+            self._pos[last.seq] = index
+
+    def peek(self, policy: str) -> JobRecord | None:
+        """The job ``policy`` selects now, left in the queue; ``None`` if the queue is empty."""
+        if not self._jobs:
+            return None
+        if policy == "random":
+            return self._jobs[self._uniform.below(len(self._jobs))]
+        heap = self._heaps.get(policy)
+        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
+            heap = self._build(policy)
+        pos = self._pos
+        while heap[0][1] not in pos:  # lazily drop jobs removed since they were pushed
+            heapq.heappop(heap)
+        return heap[0][2]
+
+    def _build(self, policy: str) -> list[tuple[Any, int, JobRecord]]:
+        try:
+            key = _KEYS[policy]
+        except KeyError:
+            raise ValueError(
+                f"unknown job policy {policy!r}; expected one of {JOB_POLICIES}"
+            ) from None
+        heap = [(key(job), job.seq, job) for job in self._jobs]
+        heapq.heapify(heap)
+        self._heaps[policy] = heap
+        return heap

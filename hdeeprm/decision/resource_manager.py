@@ -1,0 +1,238 @@
+"""The resource manager: picks the cores a job runs on, by a core policy.
+
+Cores are picked one at a time and the policy is re-evaluated after every pick, because each
+pick changes the state the policies read (free cores, free memory, bandwidth demand). Only free
+cores whose node still has the task's memory free are candidates. A job gets all its cores or
+none: a failed attempt is rolled back and leaves the pool as it was.
+
+Every policy except ``random`` ranks *processors* by ``(primary key, lowest free core id)`` and
+takes the lowest free core of the best processor; the second component is the tie-break
+"lowest core id" (SPEC section 5 and ``docs/decision.md``). Primary keys:
+
+* ``high_gflops``: ``-peak GFLOPS per core`` (static: the speed a free core delivers once a
+  job starts on it);
+* ``low_power``: ``watts per core at full load`` (static: processor power / cores);
+* ``high_cores``: ``-free cores of the processor``;
+* ``high_mem``: ``-free memory of the node`` (MB);
+* ``high_mem_bw``: ``-(bandwidth - demand)`` of the processor (GB/s, may go negative).
+
+Each policy keeps a heap of processors with version-stamped entries: when a processor's state
+changes, the pool marks it dirty in every heap (and, for ``high_mem``, every processor of a node
+whose free memory changed); before the next pick the heap pushes one fresh entry per dirty
+processor, bumping its version, and discards stale entries as they surface. A pick costs
+O(changed processors x log P), never a scan of the platform.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import numpy as np
+
+from hdeeprm.decision._random import UniformStream
+from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.resources import MEM_TOL, CorePool
+
+#: Heap entry: (primary key, lowest free core id, entry version, processor id).
+_Entry = tuple[float, int, int, int]
+
+
+class _ProcessorHeap:
+    """Processors with a free core, ordered by one policy's key, lazily invalidated."""
+
+    __slots__ = ("pool", "primary", "dirty", "heap", "limit", "version")
+
+    def __init__(
+        self, pool: CorePool, primary: Callable[[int], float], node_keyed: bool = False
+    ) -> None:
+        self.pool = pool
+        self.primary = primary
+        self.dirty: set[int] = set()
+        pool.listeners.append(self.dirty)
+        if node_keyed:
+            pool.node_listeners.append(self.dirty)
+        #: Per processor: the version of its one current entry; older entries are stale.
+        self.version = [0] * len(pool.proc_cores)
+        self.heap: list[_Entry] = []
+        #: Rebuild from scratch when stale entries outnumber live ones this much.
+        self.limit = 4 * len(pool.proc_cores) + 64
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        primary, free = self.primary, self.pool.proc_free
+        self.version = version = [v + 1 for v in self.version]
+        self.heap = [(primary(p), free[p][0], version[p], p) for p in range(len(free)) if free[p]]
+        heapq.heapify(self.heap)
+        self.dirty.clear()
+
+    def refresh(self) -> None:
+        """Push a current entry for every processor changed since the last refresh."""
+        dirty = self.dirty
+        if not dirty:
+            return
+        if len(self.heap) + len(dirty) > self.limit:
+            self.rebuild()
+            return
+        primary, heap, version = self.primary, self.heap, self.version
+        free = self.pool.proc_free
+        push = heapq.heappush
+        for p in dirty:
+            version[p] += 1
+            members = free[p]
+            if members:
+                push(heap, (primary(p), members[0], version[p], p))
+        dirty.clear()
+
+    def pick(self, mem: float) -> int | None:
+        """Lowest free core of the best processor whose node has ``mem`` MB free."""
+        self.refresh()
+        pool, heap, version = self.pool, self.heap, self.version
+        free = pool.proc_free
+        node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
+        need = mem - MEM_TOL
+        aside: list[_Entry] = []
+        found: int | None = None
+        pop = heapq.heappop
+        while heap:
+            entry = heap[0]
+            p = entry[3]
+            if entry[2] != version[p] or not free[p]:
+                pop(heap)  # stale: a fresher entry exists, or the processor is full
+                continue
+            if node_free_mem[proc_node[p]] < need:
+                aside.append(pop(heap))  # valid, but not for this job: keep it
+                continue
+            found = free[p][0]
+            break
+        for entry in aside:
+            heapq.heappush(heap, entry)
+        return found
+
+
+class ResourceManager:
+    """Places jobs on cores of a :class:`CorePool` by core policy.
+
+    Args:
+        pool: the resource state it allocates from (shared with the workload manager).
+        rng: draws for the ``random`` policy; a seeded generator makes runs reproducible.
+    """
+
+    def __init__(self, pool: CorePool, rng: np.random.Generator) -> None:
+        self.pool = pool
+        self.rng = rng
+        self._uniform = UniformStream(rng)
+        self._heaps: dict[str, _ProcessorHeap] = {}
+        # Static keys: one value per processor, computed once.
+        self._neg_gflops = [
+            -pool.core_peak[cores[0]] if cores else 0.0 for cores in pool.proc_cores
+        ]
+        self._power = [pool.core_power[cores[0]] if cores else 0.0 for cores in pool.proc_cores]
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Draw the ``random`` policy from ``rng`` from now on."""
+        self.rng = rng
+        self._uniform = UniformStream(rng)
+
+    def reset(self) -> None:
+        """Rebuild the ordered structures (after the pool was reset)."""
+        for heap in self._heaps.values():
+            heap.rebuild()
+
+    def _primary(self, policy: str) -> Callable[[int], float]:
+        pool = self.pool
+        if policy == "high_gflops":
+            return self._neg_gflops.__getitem__
+        if policy == "low_power":
+            return self._power.__getitem__
+        if policy == "high_cores":
+            return lambda p: -len(pool.proc_free[p])
+        if policy == "high_mem":
+            return lambda p: -pool.node_free_mem[pool.proc_node[p]]
+        if policy == "high_mem_bw":
+            return lambda p: pool.proc_demand[p] - pool.proc_mem_bw[p]
+        raise ValueError(f"unknown core policy {policy!r}; expected one of {CORE_POLICIES}")
+
+    def _heap(self, policy: str) -> _ProcessorHeap:
+        heap = self._heaps.get(policy)
+        if heap is None:  # built on first use, then kept current
+            heap = self._heaps[policy] = _ProcessorHeap(
+                self.pool, self._primary(policy), node_keyed=policy == "high_mem"
+            )
+        return heap
+
+    def pick(self, policy: str, mem: float) -> int | None:
+        """The core ``policy`` chooses now for one task needing ``mem`` MB, or ``None``."""
+        if policy == "random":
+            return self._pick_random(mem)
+        return self._heap(policy).pick(mem)
+
+    def _pick_random(self, mem: float) -> int | None:
+        """Uniform over eligible cores (free, node memory enough).
+
+        A few draws among all free cores first (rejection sampling: uniform over the eligible
+        ones once accepted); when memory makes most free cores ineligible, an exact draw
+        weighted by each eligible node's free cores.
+        """
+        pool = self.pool
+        free_cores, n = pool.free_cores, len(pool.free_cores)
+        if not n:
+            return None
+        need = mem - MEM_TOL
+        node_free_mem, core_node, below = pool.node_free_mem, pool.core_node, self._uniform.below
+        for _ in range(8):
+            core = free_cores[below(n)]
+            if node_free_mem[core_node[core]] >= need:
+                return core
+        return self._pick_random_exact(need)
+
+    def _pick_random_exact(self, need: float) -> int | None:
+        pool = self.pool
+        eligible: list[tuple[int, int]] = []
+        total = 0
+        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
+        for node in range(len(node_cores)):
+            free = len(node_cores[node]) - node_busy[node]
+            if free and node_free_mem[node] >= need:
+                eligible.append((node, free))
+                total += free
+        if not total:
+            return None
+        r = self._uniform.below(total)
+        chosen = eligible[-1][0]
+        for node, free in eligible:
+            if r < free:
+                chosen = node
+                break
+            r -= free
+        for p in pool.node_procs[chosen]:
+            members = pool.proc_free[p]
+            if r < len(members):
+                return members[r]
+            r -= len(members)
+        raise AssertionError("free core counts out of sync")  # pragma: no cover
+
+    def allocate(
+        self, job_id: str, res: int, mem: float, mem_bw: float, policy: str, now: float
+    ) -> list[int] | None:
+        """Cores for all ``res`` tasks of a job, in pick order, or ``None`` (nothing changed).
+
+        On success the pool is settled (demands and P-states updated); the caller drains the
+        P-state decisions.
+        """
+        pool = self.pool
+        if res > pool.free_count:
+            return None
+        pick = self._pick_random if policy == "random" else self._heap(policy).pick
+        taken: list[int] = []
+        for _ in range(res):
+            core = pick(mem)
+            if core is None:
+                for c in taken:
+                    pool.give(c)
+                pool.settle(taken, now)
+                return None
+            pool.take(core, job_id, mem, mem_bw)
+            taken.append(core)
+        pool.settle(taken, now)
+        return taken

@@ -1,0 +1,283 @@
+"""The core pool: the decision system's dynamic view of the platform.
+
+The static hierarchy (:mod:`hdeeprm.platform.hierarchy`) is flattened into per-core,
+per-processor and per-node lists indexed by id, because the resource manager reads these values
+millions of times on a whole trace and list indexing is the cheapest access Python offers.
+
+State kept here (SPEC section 2, thesis 3.1.2):
+
+* per core: its P-state, the job it serves, the memory (MB) and bandwidth (GB/s) of its task;
+* per processor: its free cores (sorted ids), busy cores and memory bandwidth demand;
+* per node: its free memory (MB) and busy cores.
+
+Allocation happens in two steps so the resource manager can re-evaluate its policy after every
+core it picks: :meth:`CorePool.take` moves one core to a job (capacities change at once), and
+:meth:`CorePool.settle` recomputes the bandwidth demand and the P-states of the touched
+processors once the whole job is placed (or rolled back). P-state changes accumulate until
+:meth:`CorePool.drain` turns them into the net
+:class:`~hdeeprm.simulation.events.SetResourceState` decisions, one per target state, so a core
+released and re-allocated at one instant causes no spurious switch.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import insort
+from collections.abc import Iterable
+
+import numpy as np
+
+from hdeeprm.platform.hierarchy import (
+    INITIAL_PSTATE,
+    P0,
+    P1,
+    P2,
+    P3,
+    PSTATE_POWER_FRACTION,
+    PSTATE_SPEED_FRACTION,
+    Platform,
+)
+from hdeeprm.simulation.events import SetResourceState
+
+INSIGHTS = logging.getLogger("hdeeprm.insights")
+
+#: Relative tolerance when comparing a bandwidth demand with a processor's capacity, so a sum
+#: such as 0.1 + 0.2 does not over-subscribe a 0.3 GB/s processor by rounding alone.
+BW_REL_TOL = 1e-9
+#: Absolute tolerance (MB) when checking that a task's memory fits in a node's free memory.
+MEM_TOL = 1e-6
+
+
+class CorePool:
+    """Dynamic resource state built from a :class:`~hdeeprm.platform.hierarchy.Platform`.
+
+    Ids are the hierarchy's (``platform.cores[i].id == i``, likewise processors and nodes), and
+    core ids are Batsim resource ids.
+    """
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        cores, procs, nodes = platform.cores, platform.processors, platform.nodes
+        # --- static views -------------------------------------------------------------
+        self.nb_cores = len(cores)
+        self.core_proc: list[int] = [core.processor.id for core in cores]
+        self.core_node: list[int] = [core.processor.node.id for core in cores]
+        self.core_peak: list[float] = [core.peak_gflops for core in cores]
+        self.core_power: list[float] = [core.power for core in cores]
+        self.proc_cores: list[list[int]] = [[core.id for core in p.cores] for p in procs]
+        self.proc_node: list[int] = [p.node.id for p in procs]
+        self.proc_mem_bw: list[float] = [float(p.mem_bw) for p in procs]
+        self.node_procs: list[list[int]] = [[p.id for p in n.processors] for n in nodes]
+        self.node_cores: list[list[int]] = [
+            [c for p in n.processors for c in self.proc_cores[p.id]] for n in nodes
+        ]
+        self.node_capacity: list[float] = [n.memory_mb for n in nodes]
+        self._peak_arr = np.asarray(self.core_peak, dtype=float)
+        self._power_arr = np.asarray(self.core_power, dtype=float)
+        #: Sets that receive the id of every processor whose own state changed (free cores,
+        #: bandwidth demand); registered by the resource manager's ordered structures.
+        self.listeners: list[set[int]] = []
+        #: Sets that also receive every processor of a node whose free memory changed (only
+        #: orderings keyed by node memory need this).
+        self.node_listeners: list[set[int]] = []
+        self.reset()
+
+    # --- lifecycle --------------------------------------------------------------------
+    def reset(self) -> None:
+        """Every core free and in P3; no demand; all memory free; no history."""
+        n = self.nb_cores
+        self.pstate: list[int] = [INITIAL_PSTATE] * n
+        #: P-state the simulator was last told about (to emit net changes only).
+        self.emitted: list[int] = [INITIAL_PSTATE] * n
+        self.core_job: list[str | None] = [None] * n
+        self.core_mem: list[float] = [0.0] * n
+        self.core_bw: list[float] = [0.0] * n
+        self.proc_free: list[list[int]] = [list(ids) for ids in self.proc_cores]
+        #: Every free core, in no particular order, and each core's position in it (-1: busy):
+        #: O(1) uniform draws for the ``random`` policy.
+        self.free_cores: list[int] = list(range(n))
+        self.free_index: list[int] = list(range(n))
+        self.proc_busy: list[int] = [0] * len(self.proc_cores)
+        self.proc_demand: list[float] = [0.0] * len(self.proc_cores)
+        self.node_free_mem: list[float] = list(self.node_capacity)
+        self.node_busy: list[int] = [0] * len(self.node_capacity)
+        self.free_count = n
+        self._over: list[bool] = [False] * len(self.proc_cores)
+        self._open_episode: dict[int, int] = {}
+        #: Bandwidth over-subscription episodes: ``[processor id, start, end or None]``.
+        self.episodes: list[list[float | int | None]] = []
+        self._changed: set[int] = set()
+        for listener in self.listeners + self.node_listeners:
+            listener.update(range(len(self.proc_cores)))
+
+    # --- derived per-core figures -----------------------------------------------------
+    @property
+    def busy_count(self) -> int:
+        return self.nb_cores - self.free_count
+
+    def core_speed(self, core: int) -> float:
+        """Current speed of ``core`` in GFLOPS (peak x P-state speed fraction)."""
+        return self.core_peak[core] * PSTATE_SPEED_FRACTION[self.pstate[core]]
+
+    def current_power(self, core: int) -> float:
+        """Current power of ``core`` in watts (per-core power x P-state power fraction)."""
+        return self.core_power[core] * PSTATE_POWER_FRACTION[self.pstate[core]]
+
+    def pstates(self) -> np.ndarray:
+        """Every core's P-state as an int array (for observations and rewards)."""
+        return np.fromiter(self.pstate, dtype=np.int64, count=self.nb_cores)
+
+    def speeds(self) -> np.ndarray:
+        """Every core's current speed in GFLOPS."""
+        return self._peak_arr * np.asarray(PSTATE_SPEED_FRACTION)[self.pstates()]
+
+    def powers(self) -> np.ndarray:
+        """Every core's current power in watts."""
+        return self._power_arr * np.asarray(PSTATE_POWER_FRACTION)[self.pstates()]
+
+    def proc_free_bw(self, proc: int) -> float:
+        """Free memory bandwidth of ``proc`` in GB/s (negative while over-subscribed)."""
+        return self.proc_mem_bw[proc] - self.proc_demand[proc]
+
+    # --- allocation -------------------------------------------------------------------
+    def take(self, core: int, job_id: str, mem: float, mem_bw: float) -> None:
+        """Give free ``core`` to a task of ``job_id`` (capacities only; see :meth:`settle`)."""
+        proc = self.core_proc[core]
+        node = self.proc_node[proc]
+        free = self.proc_free[proc]
+        if free and free[0] == core:
+            free.pop(0)
+        else:
+            free.remove(core)
+        index, last = self.free_index[core], self.free_cores.pop()
+        if last != core:
+            self.free_cores[index] = last
+            self.free_index[last] = index
+        self.free_index[core] = -1
+        self.core_job[core] = job_id
+        self.core_mem[core] = mem
+        self.core_bw[core] = mem_bw
+        self.proc_busy[proc] += 1
+        self.proc_demand[proc] += mem_bw
+        self.node_free_mem[node] -= mem
+        self.node_busy[node] += 1
+        self.free_count -= 1
+        for listener in self.listeners:
+            listener.add(proc)
+        if mem:
+            for listener in self.node_listeners:
+                listener.update(self.node_procs[node])
+
+    def give(self, core: int) -> None:
+        """Free ``core`` (capacities only; see :meth:`settle`)."""
+        proc = self.core_proc[core]
+        node = self.proc_node[proc]
+        insort(self.proc_free[proc], core)  # short list (one processor's cores), kept sorted
+        self.free_index[core] = len(self.free_cores)
+        self.free_cores.append(core)
+        self.core_job[core] = None
+        self.proc_busy[proc] -= 1
+        self.proc_demand[proc] -= self.core_bw[core]
+        mem = self.core_mem[core]
+        self.node_busy[node] -= 1
+        if self.node_busy[node]:
+            self.node_free_mem[node] += mem
+        else:  # idle node: exact capacity, whatever rounding the sums left
+            self.node_free_mem[node] = self.node_capacity[node]
+        self.core_mem[core] = 0.0
+        self.core_bw[core] = 0.0
+        self.free_count += 1
+        for listener in self.listeners:
+            listener.add(proc)
+        if mem:
+            for listener in self.node_listeners:
+                listener.update(self.node_procs[node])
+
+    def settle(self, cores: Iterable[int], now: float) -> None:
+        """Recompute the bandwidth demand and P-states of the processors of ``cores``.
+
+        Demands are summed again from the per-core values in core order, so rounding never
+        accumulates over a long simulation.
+        """
+        procs = sorted({self.core_proc[c] for c in cores})
+        core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        for listener in self.listeners:
+            listener.update(procs)
+        for proc in procs:
+            demand = 0.0
+            busy = 0
+            members = self.proc_cores[proc]
+            for c in members:
+                if core_job[c] is not None:
+                    busy += 1
+                    demand += core_bw[c]
+            self.proc_demand[proc] = demand
+            self.proc_busy[proc] = busy
+            capacity = self.proc_mem_bw[proc]
+            over = demand > capacity + BW_REL_TOL * max(capacity, 1.0)
+            running = P1 if over else P0
+            idle = P2 if busy else P3
+            for c in members:
+                new = running if core_job[c] is not None else idle
+                if new != pstate[c]:
+                    pstate[c] = new
+                    changed.add(c)
+            if over != self._over[proc]:
+                self._over[proc] = over
+                self._episode(proc, over, now)
+
+    def _episode(self, proc: int, started: bool, now: float) -> None:
+        if started:
+            self._open_episode[proc] = len(self.episodes)
+            self.episodes.append([proc, now, None])
+            if INSIGHTS.isEnabledFor(logging.INFO):
+                INSIGHTS.info(
+                    "t=%.6f bandwidth over-subscription starts on processor %d (%.3f > %.3f GB/s)",
+                    now,
+                    proc,
+                    self.proc_demand[proc],
+                    self.proc_mem_bw[proc],
+                )
+        else:
+            self.episodes[self._open_episode.pop(proc)][2] = now
+            if INSIGHTS.isEnabledFor(logging.INFO):
+                INSIGHTS.info("t=%.6f bandwidth over-subscription ends on processor %d", now, proc)
+
+    def close_episodes(self, now: float) -> None:
+        """End every open over-subscription episode at ``now`` (simulation end)."""
+        for index in self._open_episode.values():
+            self.episodes[index][2] = now
+        self._open_episode.clear()
+
+    def release(self, cores: Iterable[int], now: float) -> None:
+        """Free the cores of a finished job and update P-states around them."""
+        cores = list(cores)
+        for core in cores:
+            self.give(core)
+        self.settle(cores, now)
+
+    def drain(self) -> list[SetResourceState]:
+        """Net P-state changes since the last drain, one decision per target state.
+
+        Decisions come in ascending state order with ascending core ids, so the output is a
+        pure function of the state (deterministic).
+        """
+        if not self._changed:
+            return []
+        groups: dict[int, list[int]] = {}
+        pstate, emitted = self.pstate, self.emitted
+        for core in sorted(self._changed):
+            state = pstate[core]
+            if state != emitted[core]:
+                emitted[core] = state
+                groups.setdefault(state, []).append(core)
+        self._changed.clear()
+        return [SetResourceState(tuple(groups[s]), s) for s in sorted(groups)]
+
+    @property
+    def over_subscribed(self) -> list[int]:
+        """Ids of the processors whose bandwidth is over-subscribed now."""
+        return [p for p, over in enumerate(self._over) if over]
+
+
+__all__ = ["BW_REL_TOL", "INSIGHTS", "MEM_TOL", "CorePool"]

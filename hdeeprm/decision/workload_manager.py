@@ -1,0 +1,408 @@
+"""The workload manager: the decision system the simulator talks to (thesis 3.1.4, 4.1.4).
+
+It turns simulator messages into state changes and, at decision points, applies an action
+(a job policy and a core policy) until the chosen job cannot be placed:
+
+* ``SIMULATION_BEGINS`` (re)builds the resource state;
+* ``JOB_SUBMITTED`` enqueues the job, or rejects it if it can never run on this platform;
+* ``JOB_COMPLETED`` (finished, walltime reached or killed) releases its cores and recomputes
+  P-states;
+* ``REQUESTED_CALL`` (the wake-up a void action may ask for) re-opens decisions;
+* ``RESOURCE_STATE_CHANGED`` needs nothing.
+
+A message is a *decision point* when the queue is not empty and something changed: new jobs,
+freed cores or a requested call. There is no backfilling: the job the policy chooses blocks
+the queue until it fits.
+
+Two ways to drive it:
+
+* :meth:`WorkloadManager.handle` does everything for the in-process engine loop, asking its
+  agent (``observe``/``decide``) at decision points;
+* :meth:`WorkloadManager.ingest` (is this a decision point?), :meth:`WorkloadManager.act` and
+  :meth:`WorkloadManager.flush` let a Gymnasium environment stop at decision points and hand the
+  choice to a learning agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+from hdeeprm.decision.actions import Action, ActionSpace
+from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecord, JobScheduler
+from hdeeprm.decision.resource_manager import ResourceManager
+from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
+from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.platform.hierarchy import Platform
+from hdeeprm.simulation import events as ev
+from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
+
+LOG = logging.getLogger("hdeeprm.decision")
+
+
+class DecidingAgent(Protocol):
+    """What :meth:`WorkloadManager.handle` needs from an agent (thesis verbs)."""
+
+    def observe(self, env: Any) -> Any: ...
+
+    def decide(self, observation: Any) -> int: ...
+
+
+def _number(value: Any, job_id: str, name: str) -> float:
+    if isinstance(value, bool):
+        value = None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if math.isnan(number) or number < 0:
+        raise InputError(
+            f"job {job_id!r}: profile field '{name}' must be a non-negative number, got {value!r}",
+            where=f"profiles.{name}",
+        )
+    return number
+
+
+def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) -> JobRecord:
+    """Read what the decision system may know about an engine job.
+
+    Accepts the engine's ``SimJob`` or a :class:`~hdeeprm.workload.model.JobSpec`: it reads
+    ``id``, ``subtime``, ``res``, ``walltime`` and the profile's extra fields ``req_time``,
+    ``mem`` (MB per task) and ``mem_bw`` (GB/s per task). The profile is the job's ``profile``
+    attribute when it is an object, else looked up by name in ``profiles``. Missing ``mem`` and
+    ``mem_bw`` count as 0; a missing ``req_time`` falls back to the walltime, then infinity.
+    """
+    spec = getattr(job, "spec", job)
+    job_id = str(getattr(job, "id", None) or spec.id)
+    subtime = getattr(job, "subtime", None)
+    if subtime is None:
+        subtime = spec.subtime
+    res = getattr(job, "res", None)
+    if res is None:
+        res = spec.res
+    profile = getattr(job, "profile", None)
+    if isinstance(profile, str) or profile is None:
+        profile = getattr(spec, "profile", profile)
+        if isinstance(profile, str):
+            profile = (profiles or {}).get(profile)
+    extra = getattr(profile, "extra", None) or {}
+    walltime = getattr(job, "walltime", None)
+    if walltime is None:
+        walltime = getattr(spec, "walltime", None)
+    req_time = extra.get("req_time")
+    if req_time is not None:
+        req_time = _number(req_time, job_id, "req_time")
+    elif walltime is not None and walltime > 0:
+        req_time = float(walltime)
+    else:
+        req_time = math.inf
+    mem = _number(extra.get("mem", 0.0), job_id, "mem")
+    mem_bw = _number(extra.get("mem_bw", 0.0), job_id, "mem_bw")
+    return JobRecord(job_id, seq, float(subtime), int(res), req_time, mem, mem_bw, job)
+
+
+class WorkloadManager:
+    """Job scheduler + resource manager + core pool, driven by simulator messages.
+
+    Args:
+        platform: the resource hierarchy the simulator runs.
+        actions: the action space; all 36 pairs + void by default.
+        agent: chooses actions in :meth:`handle` (anything with ``observe`` and ``decide``,
+            e.g. :class:`~hdeeprm.agents.ClassicAgent`); not needed when driving with
+            :meth:`ingest` / :meth:`act`.
+        seed: seeds the ``random`` job and core policies (independent streams).
+        profiles: profiles by name, for engines whose jobs name their profile instead of
+            carrying it.
+        void_wakeup: seconds after which a void action asks to be called again when nothing
+            else could wake the decision system (no running job, no job left to submit).
+    """
+
+    def __init__(
+        self,
+        platform: Platform,
+        actions: ActionSpace | None = None,
+        agent: DecidingAgent | None = None,
+        *,
+        seed: int = 0,
+        profiles: Mapping[str, Any] | None = None,
+        void_wakeup: float = 1.0,
+    ) -> None:
+        if void_wakeup <= 0:
+            raise ValueError("void_wakeup must be positive")
+        self.platform = platform
+        self.actions = actions if actions is not None else ActionSpace()
+        self.agent = agent
+        self.seed = seed
+        self.profiles = profiles
+        self.void_wakeup = float(void_wakeup)
+        self.pool = CorePool(platform)
+        job_rng, core_rng = self._streams(seed)
+        self.job_scheduler = JobScheduler(job_rng)
+        self.resource_manager = ResourceManager(self.pool, core_rng)
+        self._node_slots = [
+            (len(cores), capacity)
+            for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
+        ]
+        self._max_node_mem = max(self.pool.node_capacity, default=0.0)
+        #: Tasks up to this size fit on every core of every node at once (fast accept).
+        self._mem_every_core = min(
+            (capacity / cores for cores, capacity in self._node_slots if cores),
+            default=0.0,
+        )
+        self._reset_counters()
+
+    # --- state ------------------------------------------------------------------------
+    def _reset_counters(self) -> None:
+        self.now = 0.0
+        #: Running jobs by id.
+        self.running: dict[str, JobRecord] = {}
+        self.nb_submitted = 0
+        self.nb_started = 0
+        self.nb_completed = 0
+        #: Ids of the jobs rejected at submission because they can never run.
+        self.rejected: list[str] = []
+        #: Decision points at which an action was applied.
+        self.nb_decisions = 0
+        #: How many times each action (by index) was applied.
+        self.action_counts: list[int] = [0] * len(self.actions)
+        self.no_more_jobs = False
+        self.ended = False
+        self._pending: list[Decision] = []
+        self._changed = False
+        self._wakeup_at: float | None = None
+        self._can_fit_cache: dict[tuple[int, float], bool] = {}
+
+    @staticmethod
+    def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+        """Independent generators for the random job and core policies."""
+        job_seed, core_seed = np.random.SeedSequence(seed).spawn(2)
+        return np.random.default_rng(job_seed), np.random.default_rng(core_seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Back to the start of a simulation: empty queue, idle platform, zeroed counters.
+
+        With ``seed``, the random policies restart from that seed (an environment's
+        ``reset(seed=...)``); without it their streams continue, so successive episodes of one
+        manager differ but a whole sequence of episodes is reproducible.
+        """
+        if seed is not None:
+            self.seed = seed
+            job_rng, core_rng = self._streams(seed)
+            self.job_scheduler.reseed(job_rng)
+            self.resource_manager.reseed(core_rng)
+        self.pool.reset()
+        self.resource_manager.reset()
+        self.job_scheduler.clear()
+        self._reset_counters()
+
+    @property
+    def queue(self) -> JobScheduler:
+        return self.job_scheduler
+
+    @property
+    def queue_size(self) -> int:
+        return len(self.job_scheduler)
+
+    @property
+    def active_jobs(self) -> int:
+        """Jobs running now."""
+        return len(self.running)
+
+    @property
+    def busy_cores(self) -> int:
+        return self.pool.busy_count
+
+    @property
+    def episodes(self) -> list[list[float | int | None]]:
+        """Bandwidth over-subscription episodes ``[processor id, start, end]`` (end ``None``
+        while still open)."""
+        return self.pool.episodes
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for the launcher and for learning (a plain dict, JSON-ready)."""
+        return {
+            "now": self.now,
+            "queue_size": self.queue_size,
+            "active_jobs": self.active_jobs,
+            "busy_cores": self.busy_cores,
+            "submitted": self.nb_submitted,
+            "started": self.nb_started,
+            "completed": self.nb_completed,
+            "rejected": len(self.rejected),
+            "decisions": self.nb_decisions,
+            "actions": dict(zip(self.actions.names, self.action_counts)),
+            "over_subscription_episodes": len(self.pool.episodes),
+        }
+
+    # --- message intake ---------------------------------------------------------------
+    def can_ever_run(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each fit on the whole idle platform."""
+        if res > self.pool.nb_cores:
+            return False
+        if mem <= self._mem_every_core:
+            return True
+        if mem > self._max_node_mem + MEM_TOL:
+            return False
+        key = (res, mem)
+        cached = self._can_fit_cache.get(key)
+        if cached is None:
+            total = 0
+            for cores, capacity in self._node_slots:
+                total += min(cores, int((capacity + MEM_TOL) // mem))
+            cached = self._can_fit_cache[key] = total >= res
+        return cached
+
+    def ingest(self, message: Message) -> bool:
+        """Apply a message's events to the state; return whether it is a decision point."""
+        self.now = message.now
+        for event in message.events:
+            kind = event.type
+            if kind == ev.JOB_SUBMITTED:
+                self._submit(event.data["job"])
+            elif kind == ev.JOB_COMPLETED:  # success, walltime reached or killed
+                self._complete(event.data["job"])
+            elif kind == ev.REQUESTED_CALL:
+                if self._wakeup_at is not None and self._wakeup_at <= self.now:
+                    self._wakeup_at = None
+                self._changed = True
+            elif kind == ev.SIMULATION_BEGINS:
+                self._begin(event.data)
+            elif kind == ev.NO_MORE_STATIC_JOB_TO_SUBMIT:
+                self.no_more_jobs = True
+            elif kind == ev.SIMULATION_ENDS:
+                self.pool.close_episodes(self.now)
+                self.ended = True
+            elif kind == ev.RESOURCE_STATE_CHANGED or kind == ev.JOB_KILLED:
+                # Nothing to do: P-states are already ours, and JOB_KILLED only acknowledges a
+                # KillJobs (each killed job came with its own JOB_COMPLETED, which released it).
+                pass
+            else:
+                LOG.debug("ignoring event %s at t=%s", kind, self.now)
+        point = self._changed and bool(self.job_scheduler)
+        self._changed = False
+        return point
+
+    def _begin(self, data: Mapping[str, Any]) -> None:
+        self.reset()
+        nb = data.get("nb_resources")
+        if nb is not None and nb != self.pool.nb_cores:
+            raise SimulationError(
+                f"the simulator has {nb} compute resources but the platform given to the "
+                f"workload manager has {self.pool.nb_cores} cores"
+            )
+
+    def _submit(self, job: Any) -> None:
+        record = job_record(job, self.nb_submitted, self.profiles)
+        self.nb_submitted += 1
+        if not self.can_ever_run(record.res, record.mem):
+            record.state = REJECTED
+            self.rejected.append(record.id)
+            self._pending.append(RejectJob(record.id))
+            LOG.warning(
+                "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
+                "(%d cores, largest node %.3f MB)",
+                self.now,
+                record.id,
+                record.res,
+                record.mem,
+                self.pool.nb_cores,
+                self._max_node_mem,
+            )
+            return
+        self.job_scheduler.push(record)
+        self._changed = True
+
+    def _complete(self, job: Any) -> None:
+        job_id = str(getattr(job, "id", job))
+        record = self.running.pop(job_id, None)
+        if record is None:
+            raise SimulationError(f"job {job_id!r} completed but it is not running")
+        record.state = FINISHED
+        self.nb_completed += 1
+        self.pool.release(record.alloc, self.now)
+        self._changed = True
+
+    # --- decisions --------------------------------------------------------------------
+    def flush(self) -> list[Decision]:
+        """Decisions owed to the simulator outside a decision point (rejections, P-state
+        changes from releases)."""
+        decisions = self._pending
+        self._pending = []
+        decisions.extend(self.pool.drain())
+        return decisions
+
+    def resolve(self, action: int | str | Action) -> tuple[int, Action]:
+        """Index and :class:`Action` of an action given by index, name or object."""
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            index = int(action)
+            if not 0 <= index < len(self.actions):
+                raise SimulationError(
+                    f"action {index} is outside the action space (0..{len(self.actions) - 1})"
+                )
+        else:
+            index = self.actions.index(action)  # type: ignore[arg-type]
+        return index, self.actions[index]
+
+    def act(self, action: int | str | Action) -> list[Decision]:
+        """Apply ``action`` at the current decision point; return every decision now owed.
+
+        The policy pair is applied repeatedly: pick a job by the job policy, cores by the core
+        policy, until the chosen job cannot be placed or the queue is empty. The void action
+        starts nothing.
+        """
+        index, chosen = self.resolve(action)
+        self.nb_decisions += 1
+        self.action_counts[index] += 1
+        decisions = self._pending
+        self._pending = []
+        started: list[JobRecord] = []
+        if chosen.is_void:
+            self._void_wakeup(decisions)
+        else:
+            scheduler, allocate = self.job_scheduler, self.resource_manager.allocate
+            job_policy, core_policy, now = chosen.job_policy, chosen.core_policy, self.now
+            while scheduler:
+                job = scheduler.peek(job_policy)  # type: ignore[arg-type]
+                alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
+                if alloc is None:
+                    break
+                scheduler.remove(job)
+                job.state = RUNNING
+                job.alloc = tuple(alloc)
+                job.start = now
+                self.running[job.id] = job
+                started.append(job)
+            self.nb_started += len(started)
+        # P-states first, so every host already runs at its new speed when its job starts.
+        decisions.extend(self.pool.drain())
+        decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)
+        if INSIGHTS.isEnabledFor(logging.INFO):
+            INSIGHTS.info(
+                "t=%.6f decision: queue=%d action=%s started=%s",
+                self.now,
+                len(self.job_scheduler) + len(started),
+                chosen.name,
+                ", ".join(f"{job.id}->{list(job.alloc)}" for job in started) or "none",
+            )
+        return decisions
+
+    def _void_wakeup(self, decisions: list[Decision]) -> None:
+        """After a void action, make sure some event will come back (else the queue would
+        wait forever): ask for a call when no job runs and none is left to submit."""
+        if self.running or not self.no_more_jobs or self._wakeup_at is not None:
+            return
+        self._wakeup_at = self.now + self.void_wakeup
+        decisions.append(CallMeLater(self._wakeup_at))
+
+    def handle(self, message: Message) -> list[Decision]:
+        """The whole reply to one simulator message (in-process engine loop)."""
+        if not self.ingest(message):
+            return self.flush()
+        agent = self.agent
+        if agent is None:
+            raise SimulationError("decision point reached but the workload manager has no agent")
+        return self.act(agent.decide(agent.observe(self)))

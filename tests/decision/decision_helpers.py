@@ -1,0 +1,121 @@
+"""Hand-built platforms, jobs and messages for the decision-system tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hdeeprm.platform.hierarchy import Cluster, Core, Node, Platform, Processor
+from hdeeprm.simulation import events as ev
+from hdeeprm.simulation.events import Event, Message
+from hdeeprm.workload.model import Profile
+
+#: (clock GHz, dpflops per cycle, mem_bw GB/s, power W, cores) per processor.
+ProcSpec = tuple[float, float, float, float, int]
+
+
+def make_platform(nodes: list[tuple[float, list[ProcSpec]]]) -> Platform:
+    """A one-cluster platform: ``nodes`` = [(memory GB, [processor specs])]; ids in order."""
+    link = {"type": "10G", "bandwidth": "10GBps", "latency": "1us"}
+    cluster = Cluster(0, "c0", local_links=[dict(link)])
+    platform = Platform(clusters=[cluster], global_links=[dict(link)])
+    for memory_gb, procs in nodes:
+        node = Node(len(platform.nodes), "node", cluster, "DDR", memory_gb)
+        cluster.nodes.append(node)
+        platform.nodes.append(node)
+        for clock, dpflops, mem_bw, power, n_cores in procs:
+            proc = Processor(
+                len(platform.processors),
+                "proc",
+                node,
+                "CPU",
+                "x",
+                clock,
+                dpflops,
+                mem_bw,
+                10.0,
+                power,
+            )
+            node.processors.append(proc)
+            platform.processors.append(proc)
+            for _ in range(n_cores):
+                core = Core(len(platform.cores), f"cor_{len(platform.cores)}", proc)
+                proc.cores.append(core)
+                platform.cores.append(core)
+    return platform
+
+
+def hetero_platform() -> Platform:
+    """Three nodes, four processors, nine cores; worked figures used by the tests:
+
+    ==== ====== ===== ======= ============ ======= =============
+    node mem MB proc  cores   GFLOPS/core  GB/s    W/core
+    ==== ====== ===== ======= ============ ======= =============
+    0    16000  0     0,1     2.0 (2x1)    16      50 (100/2)
+    1     8000  1     2,3     4.4 (2.2x2)  20      60 (120/2)
+    1     8000  2     4,5,6   3.0 (1.5x2)  48      30 (90/3)
+    2    64000  3     7,8     4.0 (2x2)    12      40 (80/2)
+    ==== ====== ===== ======= ============ ======= =============
+    """
+    return make_platform(
+        [
+            (16.0, [(2.0, 1.0, 16.0, 100.0, 2)]),
+            (8.0, [(2.2, 2.0, 20.0, 120.0, 2), (1.5, 2.0, 48.0, 90.0, 3)]),
+            (64.0, [(2.0, 2.0, 12.0, 80.0, 2)]),
+        ]
+    )
+
+
+def learning_platform() -> Platform:
+    """Thesis 5.4.1: one node, two dual-core processors, 4 / 4.4 GFLOPS, 80 / 100 W, 32 GB/s."""
+    return make_platform([(32.0, [(2.0, 2.0, 32.0, 80.0, 2), (2.2, 2.0, 32.0, 100.0, 2)])])
+
+
+@dataclass
+class FakeJob:
+    """Stand-in for the engine's job object: the attributes the decision system reads."""
+
+    id: str
+    subtime: float
+    res: int
+    profile: Profile
+    walltime: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def job(
+    jid: str,
+    res: int = 1,
+    *,
+    subtime: float = 0.0,
+    req_time: float | None = 10.0,
+    mem: float | None = 0.0,
+    mem_bw: float | None = 0.0,
+) -> FakeJob:
+    extra: dict[str, Any] = {}
+    if req_time is not None:
+        extra["req_time"] = req_time
+    if mem is not None:
+        extra["mem"] = mem
+    if mem_bw is not None:
+        extra["mem_bw"] = mem_bw
+    return FakeJob(jid, subtime, res, Profile(f"p{jid}", "delay", delay=1.0, extra=extra))
+
+
+def msg(now: float, *events: tuple[str, dict[str, Any]]) -> Message:
+    return Message(now, [Event(now, kind, data) for kind, data in events])
+
+
+def begins(nb: int) -> Message:
+    return msg(0.0, (ev.SIMULATION_BEGINS, {"nb_resources": nb}))
+
+
+def submitted(now: float, *jobs: FakeJob) -> Message:
+    return msg(now, *[(ev.JOB_SUBMITTED, {"job": j}) for j in jobs])
+
+
+def completed(now: float, *jobs: FakeJob) -> Message:
+    return msg(
+        now,
+        *[(ev.JOB_COMPLETED, {"job": j, "job_state": ev.COMPLETED_SUCCESSFULLY}) for j in jobs],
+    )

@@ -33,21 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
 from hdeeprm.errors import InputError
 
 _VAR = re.compile(r"\$(\{[^}]+\}|[A-Za-z_][A-Za-z0-9_]*)")
 
-#: Job selection policies (SPEC section 5), in action-space order.
-JOB_POLICIES: tuple[str, ...] = ("random", "first", "shortest", "smallest", "low_mem", "low_mem_bw")
-#: Core selection policies (SPEC section 5), in action-space order.
-CORE_POLICIES: tuple[str, ...] = (
-    "random",
-    "high_gflops",
-    "high_cores",
-    "high_mem",
-    "high_mem_bw",
-    "low_power",
-)
 #: Objectives and their reward functions (SPEC section 6).
 OBJECTIVES: tuple[str, ...] = (
     "avg_job_slowdown",

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hdeeprm._jsonfile import read_json
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
 from hdeeprm.errors import InputError
 
@@ -449,11 +450,5 @@ def options_from_json(
 def load_options(path: str | os.PathLike[str], *, check_files: bool = True) -> Options:
     """Read and validate an options file (see the module docstring for the format)."""
     spath = os.fspath(path)
-    try:
-        with open(spath, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except FileNotFoundError:
-        raise InputError("options file not found", spath) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", spath, f"line {exc.lineno}") from None
+    raw = read_json(spath, "options file")
     return options_from_json(raw, spath, check_files=check_files)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
 
 PathLike = str | os.PathLike[str] | None
@@ -203,34 +204,6 @@ def unknown_name(kind: str, name: str, known: Iterable[str], path: PathLike, whe
     raise InputError(f"unknown {kind} type {name!r}; {listing}", path, where)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
 def load_json(path: str | os.PathLike[str]) -> Any:
     """Read a JSON file; syntax errors and duplicate keys become :class:`InputError`."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a UTF-8 text file ({exc.reason})", path) from exc
-    return parse_json(text, path)
-
-
-def parse_json(text: str, path: PathLike) -> Any:
-    """Parse JSON text, reporting the line of a syntax error."""
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", path, f"line {exc.lineno}"
-        ) from exc
-    except ValueError as exc:
-        raise InputError(f"invalid JSON: {exc}", path) from exc
+    return read_json(path, "platform file")

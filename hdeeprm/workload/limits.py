@@ -13,7 +13,6 @@ divide by it blindly).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import asdict, dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._atomic import write_json
+from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
 from hdeeprm.workload.model import Workload
 
@@ -127,11 +127,5 @@ def save_job_limits(limits: JobLimits, path: str | os.PathLike[str]) -> None:
 def load_job_limits(path: str | os.PathLike[str]) -> JobLimits:
     """Read and validate a ``job_limits.json`` file."""
     spath = os.fspath(path)
-    try:
-        with open(spath, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except FileNotFoundError:
-        raise InputError("job limits file not found", spath) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", spath, f"line {exc.lineno}") from None
+    raw = read_json(spath, "job limits file")
     return JobLimits.from_json(raw, spath)

@@ -10,12 +10,12 @@ type's fields (``delay`` for ``delay``; ``cpu`` and ``com`` for ``parallel_homog
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
 
 #: Profile types the embedded engine can execute.
@@ -147,13 +147,7 @@ def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
     Every error names the file and the JSON path of the bad entry.
     """
     spath = os.fspath(path)
-    try:
-        with open(spath, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except FileNotFoundError:
-        raise InputError("workload file not found", spath) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", spath, f"line {exc.lineno}") from None
+    raw = read_json(spath, "workload file", reject_duplicates=False)
     return workload_from_json(raw, spath, name)
 
 

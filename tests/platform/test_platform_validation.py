@@ -226,7 +226,7 @@ def test_file_errors_name_the_file(tmp_path: Path) -> None:
     dup.write_text('{"clusters": [], "clusters": []}')
     with pytest.raises(InputError, match="duplicate key 'clusters'"):
         load_platform(dup)
-    with pytest.raises(InputError, match="cannot read file"):
+    with pytest.raises(InputError, match="platform file not found"):
         load_platform(tmp_path / "missing.json")
     good = tmp_path / "good.json"
     good.write_text(json.dumps(spec()))

@@ -1,0 +1,240 @@
+"""The Gymnasium environment: one episode is one full simulation of the workload.
+
+A *step* is one decision point of the workload manager (thesis 3.2.2): the agent picks a
+policy pair (or void), the environment applies it until the chosen job no longer fits, then
+runs the simulation to the next decision point, forwarding the decisions owed meanwhile
+(rejections, P-state changes of released cores). The reward of the step measures that
+action's consequences over that span (see :mod:`hdeeprm.environment.reward`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.environment.observation import ObservationBuilder
+from hdeeprm.environment.reward import RewardMeter, episode_objective
+from hdeeprm.errors import SimulationError
+from hdeeprm.experiment import ExperimentInputs, prepare_inputs
+from hdeeprm.options import Options, load_options
+from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
+from hdeeprm.simulation.events import Decision
+
+
+def action_space_from_options(options: Options) -> ActionSpace:
+    """The action space the options enable: the selected pairs (all 36 if none) + void."""
+    return ActionSpace(options.env.selection, void=options.env.void)
+
+
+class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
+    """Workload management of a heterogeneous cluster as a Gymnasium environment.
+
+    Args:
+        options: an options file (path) or loaded :class:`~hdeeprm.options.Options`; the
+            ``pybatsim.env`` block sets objective, actions, observation and queue sensitivity.
+        output_dir: the run folder where inputs are generated (default: the options' folder).
+        custom_workload: a Batsim workload JSON replacing the options' trace (``-cw``).
+        inputs: already prepared inputs (then ``options``' files are not touched again).
+        trace: record the Batsim time series so :meth:`write_outputs` can write them (slower;
+            can also be switched per episode with ``reset(options={"trace": True})``).
+
+    Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
+    the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true
+    when the simulation ends; ``truncated`` is never set. ``info`` holds the simulation time and
+    running counters (see :meth:`info`).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        options: str | os.PathLike[str] | Options | None = None,
+        output_dir: str | os.PathLike[str] | None = None,
+        custom_workload: str | os.PathLike[str] | None = None,
+        *,
+        inputs: ExperimentInputs | None = None,
+        trace: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        if inputs is None:
+            if options is None:
+                raise TypeError("give options (a path or an Options) or prepared inputs")
+            if not isinstance(options, Options):
+                options = load_options(options)
+            inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
+        self.inputs = inputs
+        self.options = inputs.options
+        env_opts = self.options.env
+        self.objective = env_opts.objective
+        self.actions = action_space_from_options(self.options)
+        self.action_names = self.actions.names
+        self.sim_platform = load_platform_xml(inputs.platform_xml)
+        self.trace = trace
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        # A manager exists from the start so the spaces can be sized; reset() replaces it.
+        self.manager = WorkloadManager(inputs.platform, self.actions, seed=self.options.seed)
+        self._observer = self._make_observer(self.manager)
+        self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
+        self.action_space = spaces.Discrete(len(self.actions))
+        self.engine: Engine | None = None
+        self._meter: RewardMeter | None = None
+        self._obs = np.zeros(self._observer.size, dtype=np.float32)
+        self._reward = 0.0
+        self._done = True
+        self.steps = 0
+        self.total_reward = 0.0
+
+    # --- construction helpers ---------------------------------------------------------
+    def _make_observer(self, manager: WorkloadManager) -> ObservationBuilder:
+        env_opts = self.options.env
+        return ObservationBuilder(
+            env_opts.observation, manager, self.inputs.job_limits, env_opts.queue_sensitivity
+        )
+
+    @property
+    def observation_size(self) -> int:
+        return self._observer.size
+
+    @property
+    def action_size(self) -> int:
+        return len(self.actions)
+
+    # --- Gymnasium API ----------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a new simulation and run it to the first decision point.
+
+        The first reset without a seed uses the options' seed. ``options={"trace": bool}``
+        switches output recording for this episode.
+        """
+        if seed is None and self._np_random is None:
+            seed = self.options.seed
+        super().reset(seed=seed)
+        if options and "trace" in options:
+            self.trace = bool(options["trace"])
+        manager_seed = int(self.np_random.integers(0, 2**63 - 1))
+        self.manager = WorkloadManager(self.inputs.platform, self.actions, seed=manager_seed)
+        self._observer = self._make_observer(self.manager)
+        self.engine = Engine(self.sim_platform, self.inputs.workload, trace=self.trace)
+        self._meter = RewardMeter(self.objective, self.manager, self.engine)
+        self.steps = 0
+        self.total_reward = 0.0
+        self._reward = 0.0
+        message = self.engine.start()
+        if self.manager.ingest(message):
+            self._done = False
+        else:
+            self._done = not self._run(self.manager.flush(), measure=False)
+        self._obs = self._observer.build()
+        return self._obs.copy(), self.info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Apply ``action`` at the current decision point and run to the next one."""
+        if self.engine is None:
+            raise SimulationError("step() before reset()")
+        if self._done:
+            raise SimulationError("the simulation has ended: call reset() to start a new one")
+        if not self.action_space.contains(action):
+            if isinstance(action, np.ndarray) and action.shape == (1,):
+                action = action[0]
+            if not self.action_space.contains(action):
+                raise SimulationError(
+                    f"action {action!r} is outside the action space (0..{len(self.actions) - 1})"
+                )
+        decisions = self.manager.act(int(action))
+        assert self._meter is not None
+        self._meter.start()
+        more = self._run(decisions, measure=True)
+        self._done = not more
+        self._reward = float(self._meter.reward())
+        self.steps += 1
+        self.total_reward += self._reward
+        self._obs = self._observer.build()
+        return self._obs.copy(), self._reward, self._done, False, self.info()
+
+    def _run(self, decisions: list[Decision], *, measure: bool) -> bool:
+        """Proceed until a decision point (True) or the end of the simulation (False)."""
+        engine, manager, meter = self.engine, self.manager, self._meter
+        assert engine is not None and meter is not None
+        while not engine.finished:
+            message = engine.proceed(decisions)
+            if measure:
+                meter.advance(message.now)
+            if manager.ingest(message):
+                return True
+            decisions = manager.flush()
+            if measure:
+                meter.refresh()
+        return False
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        info = self.info()
+        return (
+            f"t={info['time']:.3f} queue={info['queue_size']} running={info['running_jobs']} "
+            f"busy={info['busy_cores']} energy={info['energy']:.1f}J"
+        )
+
+    # --- thesis verbs (hdeeprm.agents.Agent.observe / rewarded) -------------------------
+    def observation(self) -> np.ndarray:
+        """The current observation (no side effect; may be called any number of times)."""
+        return self._obs.copy()
+
+    def reward(self) -> float:
+        """The reward of the last step (0 before the first one)."""
+        return self._reward
+
+    # --- reporting --------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        """Whether the current simulation has ended."""
+        return self._done
+
+    def info(self) -> dict[str, Any]:
+        """Simulation time and running counters of the current episode."""
+        manager, engine = self.manager, self.engine
+        running = manager.active_jobs
+        info: dict[str, Any] = {
+            "time": manager.now,
+            "queue_size": manager.queue_size,
+            "running_jobs": running,
+            "active_jobs": manager.queue_size + running,
+            "busy_cores": manager.busy_cores,
+            "energy": engine.consumed_energy if engine is not None else 0.0,
+            "submitted": manager.nb_submitted,
+            "completed": manager.nb_completed,
+            "rejected": len(manager.rejected),
+            "decisions": manager.nb_decisions,
+            "steps": self.steps,
+        }
+        if self._meter is not None and self.steps:
+            info["span"] = self._meter.span
+        if self._done and engine is not None and engine.finished:
+            info["objective"] = self.objective_value()
+        return info
+
+    def objective_value(self) -> float:
+        """The objective over the finished simulation (see ``episode_objective``)."""
+        if self.engine is None:
+            raise SimulationError("no simulation yet: call reset()")
+        return episode_objective(self.objective, self.engine, self.manager.pool.nb_cores)
+
+    def write_outputs(self, output_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+        """Write the Batsim output files of the current episode (needs ``trace``)."""
+        if self.engine is None:
+            raise SimulationError("no simulation yet: call reset()")
+        if not self.trace:
+            raise SimulationError(
+                "this episode was not traced: reset(options={'trace': True}) to record outputs"
+            )
+        return write_outputs(self.engine, output_dir or self.inputs.output_dir)

@@ -1,0 +1,185 @@
+"""Observations: a fixed-size view of the queue and the platform in [0, 1] (thesis 3.2.3.1).
+
+Layout of the float32 vector (each observation type is a prefix of the next one, so an agent
+trained on ``minimal`` reads the same first 21 values in ``small`` and ``normal``):
+
+==================  =========================================================================
+index               value
+==================  =========================================================================
+0..4                requested time of the queued jobs: min, Q1, median, Q3, max / ``max_time``
+5..9                requested cores, same five statistics / ``max_core``
+10..14              requested memory per task (MB) / ``max_mem``
+15..19              requested memory bandwidth per task (GB/s) / ``max_mem_bw``
+20                  queue-size variation ratio: 0.5 no change since the previous observation,
+                    0 a drop of ``queue_sensitivity`` or more, 1 a rise of it or more
+*small*             + free memory fraction of each node, then free bandwidth fraction of each
+                    processor (0 while over-subscribed)
+*normal*            + for each core its speed fraction (P-state), then its power fraction, then
+                    the remaining fraction of its job's requested time (0 when idle)
+==================  =========================================================================
+
+Quartiles use linear interpolation between order statistics (NumPy's default). An empty queue
+gives 0 for all 20 statistics. A limit of 0 (no job of the workload asks for that resource)
+gives 0; values above the limit (an infinite requested time, say) are clipped to 1.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from hdeeprm.decision import WorkloadManager
+from hdeeprm.platform.hierarchy import PSTATE_POWER_FRACTION, PSTATE_SPEED_FRACTION
+from hdeeprm.workload.limits import JobLimits
+
+#: The five statistics shown per requested resource.
+QUANTILES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+#: Requested resources shown, in layout order.
+RESOURCES = ("req_time", "res", "mem", "mem_bw")
+#: Values of the queue part: 4 resources x 5 statistics + variation ratio.
+QUEUE_FEATURES = len(RESOURCES) * len(QUANTILES) + 1
+
+_SPEED = np.asarray(PSTATE_SPEED_FRACTION, dtype=np.float64)
+_POWER = np.asarray(PSTATE_POWER_FRACTION, dtype=np.float64)
+
+
+def observation_size(kind: str, nb_nodes: int, nb_processors: int, nb_cores: int) -> int:
+    """Length of an observation of type ``kind`` for a platform of that size."""
+    if kind == "minimal":
+        return QUEUE_FEATURES
+    if kind == "small":
+        return QUEUE_FEATURES + nb_nodes + nb_processors
+    if kind == "normal":
+        return QUEUE_FEATURES + nb_nodes + nb_processors + 3 * nb_cores
+    raise ValueError(f"unknown observation type {kind!r}; expected minimal, small or normal")
+
+
+def queue_statistics(values: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """The 20 scaled statistics of a ``(4, n)`` array of queued requests.
+
+    ``limits`` holds the four job limits in :data:`RESOURCES` order.
+    """
+    if values.shape[1] == 0:
+        return np.zeros(len(RESOURCES) * len(QUANTILES))
+    # inf (unknown requested time) would turn interpolated quartiles into nan; a huge finite
+    # value interpolates like it and is clipped to 1 below.
+    ordered = np.sort(np.minimum(values, 1e300), axis=1)
+    # Linear interpolation between order statistics (np.quantile's default), done by hand:
+    # one sort and a few fancy indexings instead of np.quantile's generic machinery.
+    pos = QUANTILES * (ordered.shape[1] - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, ordered.shape[1] - 1)
+    frac = pos - lo
+    low, high = ordered[:, lo], ordered[:, hi]
+    stats = low + (high - low) * frac  # (4, 5)
+    safe = np.where(limits > 0, limits, 1.0)[:, None]
+    scaled = np.where(limits[:, None] > 0, stats / safe, 0.0)
+    return np.clip(scaled, 0.0, 1.0).ravel()
+
+
+def variation_ratio(size: int, previous: int, sensitivity: float) -> float:
+    """Queue-size variation relative to the previous observation, mapped to [0, 1].
+
+    ``(size - previous) / previous`` (an empty previous queue counts as 1 job, so any arrival
+    into an empty queue reads as a rise) scaled so that +-``sensitivity`` reaches 1 / 0.
+    """
+    change = (size - previous) / max(previous, 1)
+    return float(min(1.0, max(0.0, 0.5 + change / (2.0 * sensitivity))))
+
+
+class ObservationBuilder:
+    """Builds observations of one type for one workload manager (vectorised over the pool).
+
+    Args:
+        kind: ``minimal``, ``small`` or ``normal``.
+        manager: the workload manager whose queue and core pool are observed.
+        limits: the job limits that scale the queue statistics.
+        queue_sensitivity: the variation that saturates the variation ratio (thesis: 0.05).
+    """
+
+    def __init__(
+        self, kind: str, manager: WorkloadManager, limits: JobLimits, queue_sensitivity: float
+    ) -> None:
+        pool = manager.pool
+        self.kind = kind
+        self.manager = manager
+        self.size = observation_size(
+            kind, len(pool.node_capacity), len(pool.proc_mem_bw), pool.nb_cores
+        )
+        self.limits = np.array(
+            [limits.max_time, limits.max_core, limits.max_mem, limits.max_mem_bw], dtype=float
+        )
+        if queue_sensitivity <= 0:
+            raise ValueError("queue_sensitivity must be positive")
+        self.queue_sensitivity = float(queue_sensitivity)
+        self._node_capacity = np.asarray(pool.node_capacity, dtype=float)
+        self._proc_bw = np.asarray(pool.proc_mem_bw, dtype=float)
+        self.previous_queue = 0
+
+    def reset(self) -> None:
+        """Forget the previous queue size (a new episode starts with an empty queue)."""
+        self.previous_queue = 0
+
+    def build(self, *, update: bool = True) -> np.ndarray:
+        """The observation of the manager's current state (float32, values in [0, 1]).
+
+        With ``update`` the queue size is remembered for the next variation ratio.
+        """
+        manager = self.manager
+        jobs = manager.job_scheduler.jobs
+        n = len(jobs)
+        out = np.empty(self.size, dtype=np.float64)
+        values = np.empty((4, n), dtype=np.float64)
+        if n:
+            values[0] = np.fromiter((j.req_time for j in jobs), np.float64, n)
+            values[1] = np.fromiter((j.res for j in jobs), np.float64, n)
+            values[2] = np.fromiter((j.mem for j in jobs), np.float64, n)
+            values[3] = np.fromiter((j.mem_bw for j in jobs), np.float64, n)
+        out[: QUEUE_FEATURES - 1] = queue_statistics(values, self.limits)
+        out[QUEUE_FEATURES - 1] = variation_ratio(n, self.previous_queue, self.queue_sensitivity)
+        if update:
+            self.previous_queue = n
+        if self.kind != "minimal":
+            pool = manager.pool
+            at = QUEUE_FEATURES
+            nodes = len(self._node_capacity)
+            free_mem = np.asarray(pool.node_free_mem, dtype=np.float64)
+            cap = np.where(self._node_capacity > 0, self._node_capacity, 1.0)
+            out[at : at + nodes] = np.where(self._node_capacity > 0, free_mem / cap, 0.0)
+            at += nodes
+            procs = len(self._proc_bw)
+            demand = np.asarray(pool.proc_demand, dtype=np.float64)
+            bw = np.where(self._proc_bw > 0, self._proc_bw, 1.0)
+            out[at : at + procs] = np.where(self._proc_bw > 0, 1.0 - demand / bw, 0.0)
+            at += procs
+            if self.kind == "normal":
+                cores = pool.nb_cores
+                pstates = pool.pstates()
+                out[at : at + cores] = _SPEED[pstates]
+                out[at + cores : at + 2 * cores] = _POWER[pstates]
+                out[at + 2 * cores : at + 3 * cores] = self._remaining(cores)
+        np.clip(out, 0.0, 1.0, out=out)
+        return out.astype(np.float32)
+
+    def _remaining(self, cores: int) -> np.ndarray:
+        """Per core: 1 - elapsed / requested time of the job it runs (0 when idle)."""
+        remaining = np.zeros(cores, dtype=np.float64)
+        running = self.manager.running
+        if not running:
+            return remaining
+        now = self.manager.now
+        jobs = list(running.values())
+        n = len(jobs)
+        starts = np.fromiter((j.start for j in jobs), np.float64, n)
+        reqs = np.fromiter((j.req_time for j in jobs), np.float64, n)
+        sizes = np.fromiter((len(j.alloc) for j in jobs), np.int64, n)
+        cores_of = np.fromiter(chain.from_iterable(j.alloc for j in jobs), np.int64, sizes.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions = np.where(
+                np.isinf(reqs),  # no estimate: the job may run for ever
+                1.0,
+                np.where(reqs > 0, 1.0 - (now - starts) / np.where(reqs > 0, reqs, 1.0), 0.0),
+            )
+        remaining[cores_of] = np.repeat(fractions, sizes)
+        return remaining

@@ -1,0 +1,73 @@
+"""``hdeeprm-metrics RUN1 RUN2 ... [-s FILE] [--format table|csv|json]``: compare runs.
+
+Reads ``out_jobs.csv`` and ``out_schedule.csv`` of each run folder by column name; prints a
+table (runs as columns, labelled by folder name) or CSV/JSON for scripts; with ``-s`` also
+draws grouped bars, one panel per metric.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hdeeprm.errors import HDeepRMError
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
+@click.option(
+    "-s",
+    "--save",
+    "save_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw the metrics as grouped bars into this image file.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="Output: aligned table, or CSV / JSON (one record per run) for scripts.",
+)
+@click.option("--size", default="12x6.5", show_default=True, help="Figure size in inches, WxH.")
+@click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=100.0, show_default=True)
+def main(runs: tuple[str, ...], save_path: Path | None, fmt: str, size: str, dpi: float) -> None:
+    """Energy (J, kWh), makespan, slowdown (mean, max), bounded slowdown (10 s threshold),
+    mean turnaround and waiting times of each RUN_DIR written by hdeeprm-launch."""
+    from hdeeprm.cli.visual import parse_size
+
+    figsize = parse_size(size)
+    try:
+        from hdeeprm.analysis.metrics import (
+            format_csv,
+            format_json,
+            format_table,
+            plot_metrics,
+            summarize_runs,
+        )
+
+        if save_path is not None:
+            from hdeeprm.analysis.plots import image_format
+
+            image_format(save_path)  # a bad suffix fails before any work
+        summaries = summarize_runs(runs)
+        text = {"table": format_table, "csv": format_csv, "json": format_json}[fmt](summaries)
+        click.echo(text.rstrip("\n"))
+        if save_path is not None:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            from hdeeprm.analysis.plots import new_figure, save_figure
+
+            save_figure(plot_metrics(summaries, new_figure(figsize)), save_path, dpi=dpi)
+            click.echo(f"saved {save_path}", err=True)
+    except (HDeepRMError, ValueError, OSError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -16,6 +16,7 @@ from typing import Any
 
 from hdeeprm._atomic import atomic_open
 from hdeeprm.agents import ClassicAgent
+from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.simulation import (
@@ -29,8 +30,6 @@ from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED
 
 INSIGHTS_FILE = "insights.log"
 OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
-#: Threshold of the bounded slowdown, in seconds (seed 001's convention).
-BOUNDED_SLOWDOWN_TAU = 10.0
 
 
 def action_space(inputs: ExperimentInputs) -> ActionSpace:
@@ -84,42 +83,31 @@ class RunResult:
 
 
 def compute_metrics(engine: Engine, manager: WorkloadManager, wall_time: float) -> RunMetrics:
-    """Figures over the ended jobs (rejected jobs count only in ``nb_rejected``)."""
-    waits: list[float] = []
-    turns: list[float] = []
-    slows: list[float] = []
-    bslows: list[float] = []
-    rejected = completed = 0
-    makespan = 0.0
+    """Figures over the ended jobs (rejected jobs count only in ``nb_rejected``); the time
+    figures come from :func:`hdeeprm.analysis.metrics.job_metrics`, as ``hdeeprm-metrics``."""
+    nan = math.nan
+    submit: list[float] = []
+    start: list[float] = []
+    finish: list[float] = []
+    completed = 0
     for job in engine.finished_jobs:
-        if job.state == REJECTED or job.start_time is None or job.finish_time is None:
-            rejected += 1
-            continue
-        if job.state == COMPLETED_SUCCESSFULLY:
-            completed += 1
-        run = job.finish_time - job.start_time
-        wait = job.start_time - job.spec.subtime
-        turn = wait + run
-        waits.append(wait)
-        turns.append(turn)
-        slows.append(turn / run if run > 0 else 1.0)
-        bslows.append(max(turn / max(run, BOUNDED_SLOWDOWN_TAU), 1.0))
-        makespan = max(makespan, job.finish_time)
-
-    def mean(values: list[float]) -> float:
-        return math.fsum(values) / len(values) if values else 0.0
-
+        submit.append(job.spec.subtime)
+        ran = job.state != REJECTED and job.start_time is not None
+        start.append(job.start_time if ran else nan)
+        finish.append(job.finish_time if ran and job.finish_time is not None else nan)
+        completed += job.state == COMPLETED_SUCCESSFULLY
+    times = job_metrics(submit, start, finish, tau=BOUNDED_SLOWDOWN_TAU)
     return RunMetrics(
-        nb_jobs=len(engine.finished_jobs),
+        nb_jobs=times.nb_jobs,
         nb_completed=completed,
-        nb_rejected=rejected,
-        makespan=makespan,
+        nb_rejected=times.nb_jobs - times.nb_ran,
+        makespan=times.makespan,
         energy_j=engine.consumed_energy,
-        mean_waiting=mean(waits),
-        mean_turnaround=mean(turns),
-        mean_slowdown=mean(slows),
-        max_slowdown=max(slows, default=0.0),
-        mean_bounded_slowdown=mean(bslows),
+        mean_waiting=times.mean_waiting,
+        mean_turnaround=times.mean_turnaround,
+        mean_slowdown=times.mean_slowdown,
+        max_slowdown=times.max_slowdown,
+        mean_bounded_slowdown=times.mean_bounded_slowdown,
         over_subscriptions=len(manager.episodes),
         decisions=manager.nb_decisions,
         wall_time=wall_time,

@@ -1,22 +1,11 @@
-"""Shared fixtures: where the real traces live, skipping cleanly when they are absent."""
+"""Shared fixtures (the trace helpers live in ``trace_files.py`` so tests can import them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-TRACES = REPO.parent / "shared" / "traces"
-PLATFORM_EXAMPLES = REPO / "platform_examples"
-
-
-def trace_path(name: str) -> Path:
-    """Path of a real trace in ``../shared/traces``; skip the test when it is not there."""
-    path = TRACES / name
-    if not path.is_file():
-        pytest.skip(f"real trace {name} not available (../shared/traces absent)")
-    return path
+from trace_files import trace_path
 
 
 @pytest.fixture

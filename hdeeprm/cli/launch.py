@@ -1,18 +1,27 @@
 """``hdeeprm-launch``: run an experiment described by an options file.
 
 Generates whatever of ``platform.xml``, ``res_hierarchy.json``, ``workload.json`` and
-``job_limits.json`` is missing in the run folder, simulates on the embedded engine, writes
-Batsim's output files plus ``insights.log``, and prints a short metrics summary.
+``job_limits.json`` is missing in the run folder, simulates on the embedded engine (or, with
+``--simulator batsim``, on a Batsim 4.x process), writes Batsim's output files plus
+``insights.log``, and prints a short metrics summary.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 
 from hdeeprm.errors import HDeepRMError
+
+
+class BatsimChoice(NamedTuple):
+    """``--simulator batsim``: which executable, and how long to wait for each message."""
+
+    executable: str
+    timeout: float
 
 
 def _say(quiet: bool, message: str) -> None:
@@ -61,6 +70,26 @@ def _say(quiet: bool, message: str) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Run folder for generated inputs and outputs [default: the options file's folder].",
 )
+@click.option(
+    "--simulator",
+    type=click.Choice(("embedded", "batsim")),
+    default=None,
+    help="Simulate on the embedded engine (default) or on a Batsim 4.x process.",
+)
+@click.option(
+    "--batsim",
+    "batsim_path",
+    default=None,
+    help="Batsim executable, a name on PATH or a path [default: batsim]; any program taking "
+    "Batsim's flags works, e.g. hdeeprm-sim. Implies --simulator batsim.",
+)
+@click.option(
+    "--batsim-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Longest wait for one Batsim message, in seconds.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the metrics summary.")
 def main(
     options_file: Path,
@@ -70,9 +99,17 @@ def main(
     out_model: Path | None,
     nb_runs: int,
     output_dir: Path | None,
+    simulator: str | None,
+    batsim_path: str | None,
+    batsim_timeout: float,
     quiet: bool,
 ) -> None:
     """Run the experiment in OPTIONS_FILE (thesis appendix F format)."""
+    if simulator == "embedded" and batsim_path is not None:
+        raise click.UsageError("--batsim is for --simulator batsim")
+    batsim = None
+    if simulator == "batsim" or batsim_path is not None:
+        batsim = BatsimChoice(batsim_path or "batsim", batsim_timeout)
     try:
         _launch(
             options_file,
@@ -83,6 +120,7 @@ def main(
             nb_runs,
             output_dir,
             quiet,
+            batsim,
         )
     except HDeepRMError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -101,6 +139,7 @@ def _launch(
     nb_runs: int,
     output_dir: Path | None,
     quiet: bool,
+    batsim: BatsimChoice | None = None,
 ) -> None:
     from hdeeprm.errors import InputError
     from hdeeprm.experiment import prepare_inputs
@@ -117,6 +156,13 @@ def _launch(
                     options.source,
                     "pybatsim.agent.type",
                 )
+    elif batsim is not None:
+        raise InputError(
+            "--simulator batsim runs CLASSIC agents only for now; train LEARNING agents on "
+            "the embedded engine (same platform and workload semantics)",
+            options.source,
+            "pybatsim.agent.type",
+        )
     elif agent_file is None:
         raise InputError(
             "a LEARNING agent needs its class file: pass -a AGENT.py (templates in "
@@ -154,14 +200,31 @@ def _launch(
     from hdeeprm.experiment.run import run_classic
     from hdeeprm.simulation import load_platform_xml
 
-    sim_platform = load_platform_xml(inputs.platform_xml)
+    if batsim is not None:
+        from hdeeprm.protocol.client import find_executable
+        from hdeeprm.protocol.experiment import run_classic_batsim
+
+        executable = find_executable(batsim.executable)  # fail before any run starts
+        _say(quiet, f"simulator: {executable}")
+    else:
+        sim_platform = load_platform_xml(inputs.platform_xml)
     pair = options.agent.policy_pair
     for k in range(nb_runs):
         run_dir = out if nb_runs == 1 else out / f"run_{k:03d}"
         seed = options.seed + k
-        result = run_classic(
-            inputs, run_dir, seed=seed, progress=not quiet, sim_platform=sim_platform
-        )
+        if batsim is not None:
+            result = run_classic_batsim(
+                inputs,
+                run_dir,
+                seed=seed,
+                progress=not quiet,
+                executable=executable,
+                timeout=batsim.timeout,
+            )
+        else:
+            result = run_classic(
+                inputs, run_dir, seed=seed, progress=not quiet, sim_platform=sim_platform
+            )
         title = f"{pair}" + ("" if nb_runs == 1 else f" (run {k}, seed {seed})")
         click.echo(f"== {title} ==")
         for line in result.metrics.lines():

@@ -578,7 +578,9 @@ class Engine:
             raise SimulationError(
                 f"EXECUTE_JOB: job {job.id!r} requested {job.spec.res} hosts, got {len(alloc)}"
             )
-        self._start(job, alloc)
+        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
+        # float sums over a job's hosts do not depend on the order a decision listed them in.
+        self._start(job, tuple(sorted(alloc)))
 
     def _start(self, job: SimJob, alloc: tuple[int, ...]) -> None:
         now = self._now
@@ -770,6 +772,7 @@ class Engine:
                     f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
                     f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
                 )
+        hosts = tuple(sorted(hosts))  # a set, as on the wire (see _execute)
         now = self._now
         if self._trace:
             # Batsim logs the energy row before switching (so with the old wattmin).

@@ -6,7 +6,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from conftest import trace_path
+from trace_files import trace_path
 
 from hdeeprm.platform import load_platform
 

@@ -336,7 +336,8 @@ def test_numpy_ids_are_accepted() -> None:
         [ExecuteJob("w0!a", np.array([1, 0])), SetResourceState(np.arange(2), np.int64(1))]
     )
     assert types(done) == [RESOURCE_STATE_CHANGED]
-    assert engine.jobs["w0!a"].alloc == (1, 0) and engine.pstates == (1, 1)
+    # Allocations are sets, kept in ascending order (as Batsim's interval sets).
+    assert engine.jobs["w0!a"].alloc == (0, 1) and engine.pstates == (1, 1)
     assert all(type(h) is int for h in engine.jobs["w0!a"].alloc)
 
 

@@ -1,0 +1,169 @@
+"""The same Gaia replay in-process and over Batsim's protocol (ZeroMQ + JSON, ``hdeeprm-sim``).
+
+Run: ``python benchmarks/protocol_replay.py [--nb-jobs N] [--decider first-fit|
+shortest-high_gflops] [--trace PATH]``.
+
+Converts the first N usable jobs of the UniLu Gaia trace (``parallel_homogeneous`` profiles)
+for the generated Gaia platform (2,280 cores), then replays them twice with the same decision
+system: in-process on the embedded engine, and as a Batsim client of an ``hdeeprm-sim``
+process (exactly what ``hdeeprm-launch --simulator batsim --batsim hdeeprm-sim`` does). Prints
+messages, events, both wall times, the protocol's cost per message, and whether the two
+``out_jobs.csv`` are identical.
+
+Deciders: ``first-fit`` is FCFS on the lowest free host ids with every host switched to P0 at
+the start; ``shortest-high_gflops`` is hdeeprm's workload manager with that classic policy pair
+(P-states managed per job, so about twice as many messages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hdeeprm.platform import load_platform, write_platform_xml
+from hdeeprm.protocol import BatsimSimulation
+from hdeeprm.simulation import (
+    SIMULATION_BEGINS,
+    SIMULATION_ENDS,
+    Decision,
+    Engine,
+    FirstFitFCFS,
+    Message,
+    SetResourceState,
+    load_platform_xml,
+)
+from hdeeprm.simulation.outputs import jobs_csv
+from hdeeprm.workload import convert_swf
+
+ROOT = Path(__file__).resolve().parent.parent
+GAIA_JSON = ROOT / "platform_examples" / "gaia.json"
+GAIA_SWF = ROOT.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+
+
+class AllP0FCFS(FirstFitFCFS):
+    """First-fit FCFS with every host switched to P0 once, at the start."""
+
+    def handle(self, message: Message) -> list[Decision]:
+        decisions = super().handle(message)
+        if message.events and message.events[0].type == SIMULATION_BEGINS:
+            decisions.append(SetResourceState(range(message.events[0].data["nb_resources"]), 0))
+        return decisions
+
+
+def make_decider(name: str, hierarchy):  # noqa: ANN001, ANN201 (benchmark helper)
+    """A fresh decision system (each replay needs its own state)."""
+    if name == "first-fit":
+        return AllP0FCFS()
+    from hdeeprm.agents import ClassicAgent
+    from hdeeprm.decision import ActionSpace, WorkloadManager
+
+    actions = ActionSpace()
+    return WorkloadManager(hierarchy, actions, ClassicAgent(actions, name), seed=1)
+
+
+def sim_executable(folder: Path) -> str:
+    """``hdeeprm-sim`` from PATH, else a wrapper running it from this source tree."""
+    found = shutil.which("hdeeprm-sim")
+    if found:
+        return found
+    wrapper = folder / "hdeeprm-sim"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hdeeprm.cli.sim "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, default=GAIA_SWF, help="SWF trace to replay")
+    parser.add_argument("--nb-jobs", type=int, default=10_000, help="usable jobs to replay")
+    parser.add_argument(
+        "--decider", default="first-fit", choices=["first-fit", "shortest-high_gflops"]
+    )
+    args = parser.parse_args()
+    if not args.trace.is_file():
+        sys.exit(f"trace not found: {args.trace}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        hierarchy = load_platform(GAIA_JSON)
+        xml_path = folder / "platform.xml"
+        write_platform_xml(hierarchy, xml_path)
+        platform = load_platform_xml(xml_path)
+        conversion = convert_swf(
+            args.trace,
+            reference_speed=hierarchy.reference_speed,
+            max_cores=platform.nb_hosts,
+            seed=1,
+            nb_jobs=args.nb_jobs,
+        )
+        workload = conversion.workload
+        workload_path = folder / "workload.json"
+        workload.save(workload_path)
+        print(
+            f"Gaia: {platform.nb_hosts} hosts, {len(workload.jobs)} jobs "
+            f"(parallel_homogeneous), decider {args.decider}"
+        )
+
+        # --- in-process ---
+        engine = Engine(platform, workload)
+        decider = make_decider(args.decider, hierarchy)
+        tick = time.perf_counter()
+        message = engine.start()
+        while True:
+            decisions = decider.handle(message)
+            if engine.finished:
+                break
+            message = engine.proceed(decisions)
+        in_process = time.perf_counter() - tick
+        messages, events = engine.nb_messages, engine.nb_events
+
+        # --- over the protocol ---
+        decider = make_decider(args.decider, hierarchy)
+        log = folder / "sim.log"
+        sim = BatsimSimulation(
+            xml_path,
+            [workload_path],
+            folder / "remote" / "out",
+            executable=sim_executable(folder),
+            timeout=120,
+            log_path=log,
+        )
+        tick = time.perf_counter()
+        message = sim.start()
+        while True:
+            decisions = decider.handle(message)
+            if message.events and message.events[-1].type == SIMULATION_ENDS:
+                break
+            message = sim.proceed(decisions)
+        exchange = time.perf_counter() - tick
+        sim.close()
+        total = time.perf_counter() - tick
+        served = re.search(r"messages in ([0-9.]+) s", log.read_text())
+        server_side = float(served.group(1)) if served else float("nan")
+
+        same = (folder / "remote" / "out_jobs.csv").read_text() == jobs_csv(engine)
+        print(f"{'':24} {'messages':>9} {'events':>9} {'wall s':>8} {'us/message':>11}")
+        print(
+            f"{'in-process':24} {messages:>9} {events:>9} {in_process:>8.2f} "
+            f"{in_process / messages * 1e6:>11.1f}"
+        )
+        print(
+            f"{'protocol (client side)':24} {sim.nb_messages:>9} {events:>9} {exchange:>8.2f} "
+            f"{exchange / sim.nb_messages * 1e6:>11.1f}"
+        )
+        print(f"protocol run incl. process start and outputs: {total:.2f} s")
+        print(f"hdeeprm-sim's own serving time: {server_side:.2f} s")
+        print(
+            f"protocol overhead: {(exchange - in_process) / messages * 1e6:.1f} us/message, "
+            f"x{exchange / in_process:.1f}"
+        )
+        print(f"identical out_jobs.csv: {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""``hdeeprm-sim``: the embedded engine with Batsim 4.x's command line and socket protocol.
+
+Existing Batsim schedulers (pybatsim, batsched, ...) run on it without installing Batsim::
+
+    hdeeprm-sim -p platform.xml -w workload.json -e out/run -s tcp://localhost:28000
+    pybatsim easyBackfill -s tcp://*:28000          # in another shell
+
+The flags are Batsim's; outputs go to ``{export prefix}_jobs.csv`` etc., as Batsim writes them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.protocol.server import DEFAULT_SERVER_TIMEOUT
+from hdeeprm.protocol.transport import DEFAULT_ENDPOINT
+
+VERBOSITY = ("quiet", "network-only", "information", "debug")
+
+
+def export_location(prefix: str) -> tuple[Path, str]:
+    """Batsim's ``-e PREFIX`` as (folder, file-name prefix): ``out/run`` -> (``out``,
+    ``run_``), so the files are ``out/run_jobs.csv``..., exactly where Batsim writes them."""
+    folder, base = os.path.split(prefix)
+    return Path(folder or "."), base + "_"
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-p",
+    "--platform",
+    "platform_file",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SimGrid platform.xml to simulate.",
+)
+@click.option(
+    "-w",
+    "--workload",
+    "workload_files",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Batsim workload JSON (repeat for several workloads: w0, w1, ...).",
+)
+@click.option(
+    "-e",
+    "--export",
+    "export_prefix",
+    default="out",
+    show_default=True,
+    help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ...",
+)
+@click.option(
+    "-s",
+    "--socket-endpoint",
+    "endpoint",
+    default=DEFAULT_ENDPOINT,
+    show_default=True,
+    help="The scheduler's socket endpoint, to connect to.",
+)
+@click.option(
+    "-m",
+    "--master-host",
+    default="master_host",
+    show_default=True,
+    help="Host of the platform that is not a compute resource.",
+)
+@click.option(
+    "-E",
+    "--energy",
+    is_flag=True,
+    help="Accepted for compatibility: energy is always simulated and written.",
+)
+@click.option(
+    "--forward-profiles-on-submission",
+    is_flag=True,
+    help="Send each job's profile with its JOB_SUBMITTED event.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_SERVER_TIMEOUT,
+    show_default=True,
+    help="Longest wait for one scheduler reply, in seconds (0: forever).",
+)
+@click.option("-v", "--verbosity", type=click.Choice(VERBOSITY), default="information")
+@click.option("-q", "--quiet", is_flag=True, help="Shortcut for --verbosity quiet.")
+def main(
+    platform_file: Path,
+    workload_files: tuple[Path, ...],
+    export_prefix: str,
+    endpoint: str,
+    master_host: str,
+    energy: bool,
+    forward_profiles_on_submission: bool,
+    timeout: float,
+    verbosity: str,
+    quiet: bool,
+) -> None:
+    """Simulate PLATFORM with WORKLOADs for a Batsim 4.x scheduler (JSON over ZeroMQ)."""
+    talk = not quiet and verbosity != "quiet"
+    try:
+        summary = serve(
+            platform_file,
+            workload_files,
+            export_prefix,
+            endpoint,
+            master_host=master_host,
+            forward_profiles=forward_profiles_on_submission,
+            timeout=timeout,
+        )
+    except InputError as exc:
+        click.echo(f"hdeeprm-sim: error: {exc}", err=True)
+        sys.exit(2)
+    except HDeepRMError as exc:
+        click.echo(f"hdeeprm-sim: error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("\nhdeeprm-sim: interrupted; no output files were written", err=True)
+        sys.exit(130)
+    if talk:
+        click.echo(summary, err=True)
+
+
+def serve(
+    platform_file: str | os.PathLike[str],
+    workload_files: tuple[str | os.PathLike[str], ...] | list[str | os.PathLike[str]],
+    export_prefix: str,
+    endpoint: str = DEFAULT_ENDPOINT,
+    *,
+    master_host: str = "master_host",
+    forward_profiles: bool = False,
+    timeout: float | None = DEFAULT_SERVER_TIMEOUT,
+) -> str:
+    """Load the inputs, serve the simulation on ``endpoint``, write the outputs; return a
+    one-line summary. Input problems raise :class:`InputError` before anything connects."""
+    from hdeeprm.protocol.codec import EventEncoder
+    from hdeeprm.protocol.server import ProtocolServer
+    from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
+    from hdeeprm.workload.model import load_workload
+
+    platform = load_platform_xml(platform_file, master_host)
+    workloads = [load_workload(path, name=f"w{i}") for i, path in enumerate(workload_files)]
+    paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
+    folder, prefix = export_location(export_prefix)
+    engine = Engine(platform, workloads, strict_allocation_size=True)
+    server = ProtocolServer(
+        engine,
+        endpoint,
+        timeout=timeout if timeout else None,
+        encoder=EventEncoder(paths, forward_profiles=forward_profiles),
+    )
+    stats = server.run()
+    write_outputs(engine, folder, prefix)
+    makespan = max((job.finish_time or 0.0 for job in engine.finished_jobs), default=0.0)
+    return (
+        f"hdeeprm-sim: {len(engine.finished_jobs)} jobs, makespan {makespan:g} s, "
+        f"energy {engine.consumed_energy:g} J, {stats.messages} messages in "
+        f"{stats.wall_time:.2f} s; outputs {folder / prefix}*.csv"
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

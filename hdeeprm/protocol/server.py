@@ -1,0 +1,134 @@
+"""The embedded engine behind Batsim's socket: existing Batsim schedulers run on hdeeprm.
+
+Batsim 4.x is the ZeroMQ REQ side: it connects to the scheduler's bound REP socket, sends the
+events of one instant, waits for the reply, applies the decisions and moves on.
+:class:`ProtocolServer` does exactly that with an :class:`~hdeeprm.simulation.Engine`, so a
+scheduler written for Batsim (pybatsim, batsched, or hdeeprm's own client) connects to it as it
+would to Batsim with the same ``platform.xml`` and ``workload.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import zmq
+
+from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decisions, dumps, loads
+from hdeeprm.protocol.errors import ProtocolError
+from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, receive
+from hdeeprm.simulation.engine import Engine
+
+LOG = logging.getLogger("hdeeprm.protocol")
+
+#: Default longest wait for one scheduler reply (s); 0 or None waits forever, as Batsim does.
+DEFAULT_SERVER_TIMEOUT = 300.0
+
+
+@dataclass(slots=True)
+class ServeStats:
+    """What one served simulation cost."""
+
+    messages: int
+    events: int
+    #: Wall-clock seconds of the whole exchange.
+    wall_time: float
+    #: Wall-clock seconds spent waiting for the scheduler's replies (Batsim's scheduling_time).
+    scheduling_time: float
+
+
+def reply_time(doc: dict[str, Any], now: float, where: str) -> float:
+    """The ``now`` of a (parsed) scheduler reply, refused when it is later than ``now`` by more
+    than :data:`~hdeeprm.protocol.codec.TIME_TOLERANCE`: hdeeprm-sim applies decisions at the
+    time of the message they answer, so it cannot simulate real scheduling delays."""
+    reply_now = float(doc["now"])
+    if reply_now - now > TIME_TOLERANCE:
+        raise ProtocolError(
+            f"the scheduler answered the message of t={now!r} at t={reply_now!r}; hdeeprm-sim "
+            "does not simulate scheduling delays (for pybatsim schedulers, leave their "
+            "'sched_delay' / 'sched-delay' option at 0 or unset)",
+            f"{where}.now",
+        )
+    return reply_now
+
+
+class ProtocolServer:
+    """Serve ``engine`` to a scheduler over Batsim 4.x's JSON protocol.
+
+    Args:
+        engine: a fresh (not started) engine.
+        endpoint: the scheduler's endpoint, to connect to (Batsim's ``-s``).
+        timeout: longest wait for one reply, in seconds (None or <= 0: forever).
+        encoder: message encoder (default: Batsim's defaults, no profile forwarding).
+        workload_paths: workload name -> file path, sent in ``SIMULATION_BEGINS``.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        endpoint: str = DEFAULT_ENDPOINT,
+        *,
+        timeout: float | None = DEFAULT_SERVER_TIMEOUT,
+        encoder: EventEncoder | None = None,
+        workload_paths: Mapping[str, str] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.encoder = encoder if encoder is not None else EventEncoder(workload_paths)
+        #: Scheduler events accepted but ignored (SET_JOB_METADATA, NOTIFY), for inspection.
+        self.ignored: list[dict[str, Any]] = []
+
+    def run(self) -> ServeStats:
+        """Run the whole simulation; return when the scheduler has answered ``SIMULATION_ENDS``.
+
+        Raises:
+            PeerTimeoutError: the scheduler did not answer within ``timeout``.
+            ProtocolError: it answered something that is not a valid Batsim reply.
+            SimulationError: it took a decision the engine refuses (unknown job, busy host...).
+        """
+        engine = self.engine
+        encode = self.encoder.encode
+        context = zmq.Context()
+        socket = context.socket(zmq.REQ)
+        socket.setsockopt(zmq.LINGER, 0)
+        clock = time.perf_counter
+        start = clock()
+        waiting = 0.0
+        replies = 0
+        # The scheduler's clock: the ``now`` of its last reply (pybatsim adds a tiny scheduling
+        # delay, 1e-21 s, to each reply; Batsim then reports that time as ``now``).
+        scheduler_now = 0.0
+        try:
+            socket.connect(self.endpoint)
+            message = engine.start()
+            while True:
+                doc = encode(message)
+                if scheduler_now > message.now:
+                    doc["now"] = scheduler_now
+                socket.send(dumps(doc))
+                tick = clock()
+                raw = receive(socket, self.timeout, peer=f"the scheduler at {self.endpoint}")
+                waiting += clock() - tick
+                replies += 1
+                if engine.finished:
+                    break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
+                where = f"reply {replies}"
+                reply = loads(raw, where)
+                scheduler_now = max(scheduler_now, reply_time(reply, message.now, where))
+                decisions = decode_decisions(
+                    reply, at=message.now, where=where, ignored=self.ignored
+                )
+                message = engine.proceed(decisions)
+        finally:
+            socket.close(linger=0)
+            context.term()
+        if self.ignored:
+            LOG.info("ignored %d SET_JOB_METADATA/NOTIFY event(s)", len(self.ignored))
+        return ServeStats(engine.nb_messages, engine.nb_events, clock() - start, waiting)
+
+
+__all__ = ["DEFAULT_SERVER_TIMEOUT", "ProtocolServer", "ServeStats"]

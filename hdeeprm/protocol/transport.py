@@ -1,0 +1,76 @@
+"""ZeroMQ plumbing shared by both sides: bounded waits and binding with clear errors."""
+
+from __future__ import annotations
+
+import errno
+import time
+from collections.abc import Callable
+
+import zmq
+
+from hdeeprm.errors import InputError
+from hdeeprm.protocol.errors import EndpointInUseError, PeerTimeoutError
+
+#: Batsim 4.x's default scheduler endpoint (``-s``).
+DEFAULT_ENDPOINT = "tcp://localhost:28000"
+#: How often a wait wakes up to check on the other process (s).
+POLL_INTERVAL = 0.05
+
+
+def receive(
+    socket: zmq.Socket,
+    timeout: float | None,
+    *,
+    peer: str,
+    check: Callable[[], None] | None = None,
+) -> bytes:
+    """Wait for one message on ``socket``, at most ``timeout`` seconds (None or <= 0: forever).
+
+    ``check`` runs every :data:`POLL_INTERVAL` while waiting; it raises to abort the wait (for
+    example when the other process has exited), so a dead peer is noticed within 50 ms instead
+    of after the whole timeout.
+
+    Raises:
+        PeerTimeoutError: nothing arrived in time.
+    """
+    forever = timeout is None or timeout <= 0
+    deadline = 0.0 if forever else time.monotonic() + float(timeout)  # type: ignore[arg-type]
+    step = int(POLL_INTERVAL * 1000)
+    while True:
+        if socket.poll(step, zmq.POLLIN):
+            return socket.recv()
+        if check is not None:
+            check()
+        if not forever and time.monotonic() >= deadline:
+            raise PeerTimeoutError(
+                f"no message from {peer} within {timeout:g} s; it may be stuck, crashed or "
+                "not connected to this endpoint (raise the timeout if it is just slow)"
+            )
+
+
+def bind(socket: zmq.Socket, endpoint: str | None) -> str:
+    """Bind ``socket`` to ``endpoint``, or to a free TCP port on 127.0.0.1 when None.
+
+    Returns the endpoint actually bound (with the port the OS chose), for the peer to connect.
+
+    Raises:
+        EndpointInUseError: the endpoint is taken.
+    """
+    if endpoint is None:
+        port = socket.bind_to_random_port("tcp://127.0.0.1")
+        return f"tcp://127.0.0.1:{port}"
+    try:
+        socket.bind(endpoint)
+    except zmq.ZMQError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise EndpointInUseError(
+                f"cannot bind {endpoint}: address already in use (another scheduler or "
+                "simulation is running there; leave the endpoint unset to use a free port)"
+            ) from None
+        raise InputError(
+            f"cannot bind {endpoint}: {exc}; expected an endpoint such as tcp://127.0.0.1:28000"
+        ) from None
+    return endpoint
+
+
+__all__ = ["DEFAULT_ENDPOINT", "POLL_INTERVAL", "bind", "receive"]

@@ -9,10 +9,10 @@ import os
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hdeeprm._atomic import atomic_open
 from hdeeprm.agents import ClassicAgent
@@ -26,7 +26,7 @@ from hdeeprm.simulation import (
     load_platform_xml,
     write_outputs,
 )
-from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED
+from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
 
 INSIGHTS_FILE = "insights.log"
 OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
@@ -166,11 +166,71 @@ def insights_log(output_dir: Path, level: str) -> Iterator[None]:
                 os.unlink(tmp)
 
 
-def _write_overutilization(path: Path, episodes: list[list[Any]]) -> None:
+class Simulator(Protocol):
+    """What a classic run drives: the embedded :class:`Engine` or a Batsim process."""
+
+    def start(self) -> Message: ...
+
+    def proceed(self, decisions: Sequence[Decision]) -> Message: ...
+
+
+def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> WorkloadManager:
+    """The workload manager of a CLASSIC run, with its fixed policy pair as agent."""
+    options = inputs.options
+    actions = action_space(inputs)
+    if options.agent.policy_pair is None:
+        raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
+    agent = ClassicAgent(actions, options.agent.policy_pair)
+    return WorkloadManager(
+        inputs.platform, actions, agent, seed=options.seed if seed is None else seed
+    )
+
+
+def drive(
+    simulator: Simulator,
+    manager: WorkloadManager,
+    nb_jobs: int,
+    *,
+    progress: bool = False,
+    desc: str = "simulating",
+) -> float:
+    """Answer every message of ``simulator`` with ``manager`` until the simulation ends;
+    return the wall time. ``progress`` shows a bar over ended jobs."""
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=nb_jobs, unit="job", desc=desc, disable=None, leave=False)
+    try:
+        start = time.perf_counter()
+        handle = manager.handle
+        message = simulator.start()
+        done = 0
+        while True:
+            decisions = handle(message)
+            if message.events and message.events[-1].type == SIMULATION_ENDS:
+                break
+            message = simulator.proceed(decisions)
+            if bar is not None and manager.nb_completed - done >= 256:
+                bar.update(manager.nb_completed - done)
+                done = manager.nb_completed
+        wall = time.perf_counter() - start
+        if bar is not None:
+            bar.update(manager.nb_completed - done)
+        return wall
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def write_overutilization(out: Path, manager: WorkloadManager) -> Path:
+    """Write ``hdeeprm_mem_bw_overutilization.csv`` (processor, start, end) into ``out``."""
+    path = out / OVERUTILIZATION_FILE
     with atomic_open(path, "w", newline="") as handle:
         handle.write("processor_id,start,end\n")
-        for proc, start, end in episodes:
-            handle.write(f"{proc},{start!r},{'' if end is None else repr(end)}\n")
+        for proc, begin, end in manager.episodes:
+            handle.write(f"{proc},{begin!r},{'' if end is None else repr(end)}\n")
+    return path
 
 
 def run_classic(
@@ -191,48 +251,15 @@ def run_classic(
         progress: show a progress bar over completed jobs.
         sim_platform: an already loaded ``platform.xml`` (saves reloading it across runs).
     """
-    options = inputs.options
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
     out.mkdir(parents=True, exist_ok=True)
-    actions = action_space(inputs)
-    if options.agent.policy_pair is None:
-        raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
-    agent = ClassicAgent(actions, options.agent.policy_pair)
-    manager = WorkloadManager(
-        inputs.platform, actions, agent, seed=options.seed if seed is None else seed
-    )
+    manager = classic_manager(inputs, seed)
     platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
     engine = Engine(platform, inputs.workload)
-    nb_jobs = len(inputs.workload.jobs)
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=nb_jobs, unit="job", desc="simulating", disable=None, leave=False)
-    with insights_log(out, options.log_level):
-        start = time.perf_counter()
-        handle = manager.handle
-        message = engine.start()
-        done = 0
-        while True:
-            decisions = handle(message)
-            if message.events and message.events[-1].type == SIMULATION_ENDS:
-                break
-            message = engine.proceed(decisions)
-            if bar is not None:
-                ended = len(engine.finished_jobs)
-                if ended - done >= 256 or engine.finished:
-                    bar.update(ended - done)
-                    done = ended
-        wall = time.perf_counter() - start
-        if bar is not None:
-            bar.update(len(engine.finished_jobs) - done)
-            bar.close()
+    with insights_log(out, inputs.options.log_level):
+        wall = drive(engine, manager, len(inputs.workload.jobs), progress=progress)
         metrics = compute_metrics(engine, manager, wall)
         with deferred_interrupts():
             outputs = write_outputs(engine, out)
-            overuse = out / OVERUTILIZATION_FILE
-            _write_overutilization(overuse, manager.episodes)
-            outputs["mem_bw_overutilization"] = overuse
+            outputs["mem_bw_overutilization"] = write_overutilization(out, manager)
     return RunResult(metrics, outputs, manager.stats())

@@ -10,30 +10,25 @@ half-written ``out_*.csv`` files. Batsim's own output (``batsim.log``) is kept e
 from __future__ import annotations
 
 import contextlib
-import csv
-import math
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
-from hdeeprm.agents import ClassicAgent
+from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
+from hdeeprm.analysis.runfolder import read_jobs, read_schedule
 from hdeeprm.decision import WorkloadManager
-from hdeeprm.errors import InputError
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.experiment.run import (
-    BOUNDED_SLOWDOWN_TAU,
-    OVERUTILIZATION_FILE,
     RunMetrics,
     RunResult,
-    _write_overutilization,
-    action_space,
+    classic_manager,
     deferred_interrupts,
+    drive,
     insights_log,
+    write_overutilization,
 )
 from hdeeprm.protocol.client import DEFAULT_CLIENT_TIMEOUT, BatsimSimulation
-from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, SIMULATION_ENDS
 
 #: Batsim's process output, kept in the run folder.
 BATSIM_LOG_FILE = "batsim.log"
@@ -45,57 +40,22 @@ def metrics_from_outputs(
     folder: Path, manager: WorkloadManager, wall_time: float, prefix: str = "out_"
 ) -> RunMetrics:
     """The launcher's headline figures, read from Batsim's ``out_jobs.csv`` (by column name)
-    and ``out_schedule.csv`` (energy: ``consumed_joules``)."""
-    waits: list[float] = []
-    turns: list[float] = []
-    slows: list[float] = []
-    bslows: list[float] = []
-    nb_jobs = completed = rejected = 0
-    makespan = 0.0
-    jobs_csv = folder / f"{prefix}jobs.csv"
-    try:
-        with open(jobs_csv, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                nb_jobs += 1
-                state = row.get("final_state", "")
-                if state == REJECTED or not row.get("starting_time"):
-                    rejected += 1
-                    continue
-                if state == COMPLETED_SUCCESSFULLY:
-                    completed += 1
-                sub = float(row["submission_time"])
-                start = float(row["starting_time"])
-                finish = float(row["finish_time"])
-                run = finish - start
-                waits.append(start - sub)
-                turns.append(finish - sub)
-                slows.append((finish - sub) / run if run > 0 else 1.0)
-                bslows.append(max((finish - sub) / max(run, BOUNDED_SLOWDOWN_TAU), 1.0))
-                makespan = max(makespan, finish)
-    except (OSError, KeyError, ValueError) as exc:
-        raise InputError(f"cannot read Batsim's jobs output: {exc}", jobs_csv) from None
-    energy = 0.0
-    schedule_csv = folder / f"{prefix}schedule.csv"
-    with (
-        contextlib.suppress(OSError, KeyError, ValueError, StopIteration),
-        open(schedule_csv, newline="", encoding="utf-8") as handle,
-    ):
-        energy = float(next(csv.DictReader(handle))["consumed_joules"])
-
-    def mean(values: list[float]) -> float:
-        return math.fsum(values) / len(values) if values else 0.0
-
+    and ``out_schedule.csv`` (energy: ``consumed_joules``), with the same functions as
+    ``hdeeprm-metrics``."""
+    jobs = read_jobs(folder / f"{prefix}jobs.csv")
+    energy = read_schedule(folder / f"{prefix}schedule.csv")["consumed_joules"]
+    times = job_metrics(jobs.submit, jobs.start, jobs.finish, tau=BOUNDED_SLOWDOWN_TAU)
     return RunMetrics(
-        nb_jobs=nb_jobs,
-        nb_completed=completed,
-        nb_rejected=rejected,
-        makespan=makespan,
+        nb_jobs=times.nb_jobs,
+        nb_completed=manager.nb_completed,
+        nb_rejected=times.nb_jobs - times.nb_ran,
+        makespan=times.makespan,
         energy_j=energy,
-        mean_waiting=mean(waits),
-        mean_turnaround=mean(turns),
-        mean_slowdown=mean(slows),
-        max_slowdown=max(slows, default=0.0),
-        mean_bounded_slowdown=mean(bslows),
+        mean_waiting=times.mean_waiting,
+        mean_turnaround=times.mean_turnaround,
+        mean_slowdown=times.mean_slowdown,
+        max_slowdown=times.max_slowdown,
+        mean_bounded_slowdown=times.mean_bounded_slowdown,
         over_subscriptions=len(manager.episodes),
         decisions=manager.nb_decisions,
         wall_time=wall_time,
@@ -129,16 +89,9 @@ def run_classic_batsim(
         ProtocolError: the process is missing, failed, went silent, or spoke garbage; it has
         been stopped and no ``out_*.csv`` file was written.
     """
-    options = inputs.options
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
     out.mkdir(parents=True, exist_ok=True)
-    actions = action_space(inputs)
-    if options.agent.policy_pair is None:
-        raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
-    agent = ClassicAgent(actions, options.agent.policy_pair)
-    manager = WorkloadManager(
-        inputs.platform, actions, agent, seed=options.seed if seed is None else seed
-    )
+    manager = classic_manager(inputs, seed)
     work = Path(tempfile.mkdtemp(prefix=".batsim-", dir=out))
     log_path = work / BATSIM_LOG_FILE
     sim = BatsimSimulation(
@@ -150,31 +103,10 @@ def run_classic_batsim(
         endpoint=endpoint,
         log_path=log_path,
     )
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(inputs.workload.jobs), unit="job", desc="batsim", disable=None, leave=False
-        )
     try:
-        with insights_log(out, options.log_level):
-            start = time.perf_counter()
-            handle = manager.handle
-            message = sim.start()
-            done = 0
-            while True:
-                decisions = handle(message)
-                if message.events and message.events[-1].type == SIMULATION_ENDS:
-                    break
-                message = sim.proceed(decisions)
-                if bar is not None and manager.nb_completed - done >= 256:
-                    bar.update(manager.nb_completed - done)
-                    done = manager.nb_completed
+        with insights_log(out, inputs.options.log_level):
+            wall = drive(sim, manager, len(inputs.workload.jobs), progress=progress, desc="batsim")
             sim.close()
-            wall = time.perf_counter() - start
-            if bar is not None:
-                bar.update(manager.nb_completed - done)
             metrics = metrics_from_outputs(work, manager, wall)
             outputs: dict[str, Path] = {}
             with deferred_interrupts():
@@ -185,13 +117,9 @@ def run_classic_batsim(
                         os.replace(source, outputs[kind])
                 for extra in sorted(work.glob("out_*")):  # other Batsim outputs, if any
                     os.replace(extra, out / extra.name)
-                overuse = out / OVERUTILIZATION_FILE
-                _write_overutilization(overuse, manager.episodes)
-                outputs["mem_bw_overutilization"] = overuse
+                outputs["mem_bw_overutilization"] = write_overutilization(out, manager)
     finally:
         sim.stop()
-        if bar is not None:
-            bar.close()
         with contextlib.suppress(OSError):
             if log_path.exists():
                 os.replace(log_path, out / BATSIM_LOG_FILE)

@@ -230,8 +230,9 @@ class CorePool:
         if started:
             self._open_episode[proc] = len(self.episodes)
             self.episodes.append([proc, now, None])
-            if INSIGHTS.isEnabledFor(logging.INFO):
-                INSIGHTS.info(
+            # WARNING, as the original HDeepRM: the thesis experiments log at WARNING level.
+            if INSIGHTS.isEnabledFor(logging.WARNING):
+                INSIGHTS.warning(
                     "t=%.6f bandwidth over-subscription starts on processor %d (%.3f > %.3f GB/s)",
                     now,
                     proc,
@@ -240,8 +241,10 @@ class CorePool:
                 )
         else:
             self.episodes[self._open_episode.pop(proc)][2] = now
-            if INSIGHTS.isEnabledFor(logging.INFO):
-                INSIGHTS.info("t=%.6f bandwidth over-subscription ends on processor %d", now, proc)
+            if INSIGHTS.isEnabledFor(logging.WARNING):
+                INSIGHTS.warning(
+                    "t=%.6f bandwidth over-subscription ends on processor %d", now, proc
+                )
 
     def close_episodes(self, now: float) -> None:
         """End every open over-subscription episode at ``now`` (simulation end)."""

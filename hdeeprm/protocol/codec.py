@@ -32,6 +32,7 @@ from typing import Any
 
 from hdeeprm.errors import InputError
 from hdeeprm.protocol.errors import ProtocolError
+from hdeeprm.simulation.engine import JobView
 from hdeeprm.simulation.events import (
     COMPLETED_SUCCESSFULLY,
     JOB_COMPLETED,
@@ -178,7 +179,7 @@ def _pstate(data: Mapping[str, Any], where: str) -> int:
 # =========================================================================================
 # Scheduler side: Batsim's events -> typed events
 # =========================================================================================
-class BatsimJob:
+class BatsimJob(JobView):
     """A job as a scheduler learns it from Batsim's ``JOB_SUBMITTED``.
 
     Mirrors the read-only part of the engine's ``SimJob`` so that decision systems written for
@@ -196,23 +197,6 @@ class BatsimJob:
         self.spec = spec
         self.profile = profile
         self.json = raw
-
-    @property
-    def name(self) -> str:
-        """The job id inside its workload."""
-        return self.spec.id
-
-    @property
-    def subtime(self) -> float:
-        return self.spec.subtime
-
-    @property
-    def res(self) -> int:
-        return self.spec.res
-
-    @property
-    def walltime(self) -> float | None:
-        return self.spec.walltime
 
     def __repr__(self) -> str:
         return f"BatsimJob({self.id!r}, res={self.spec.res}, subtime={self.spec.subtime})"

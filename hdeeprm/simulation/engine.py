@@ -107,7 +107,36 @@ def _effective_speeds(speeds: tuple[float, ...]) -> tuple[float, ...]:
 PSTATE_TRANSITION = -1
 
 
-class SimJob:
+class JobView:
+    """Read-only figures every job object derives from its :class:`JobSpec` (``spec``).
+
+    Shared by the engine's :class:`SimJob` and the protocol client's ``BatsimJob`` so that a
+    decision system reads the same attributes whichever simulator it talks to.
+    """
+
+    __slots__ = ()
+    spec: JobSpec
+
+    @property
+    def name(self) -> str:
+        """The job id inside its workload (Batsim's ``job_id`` column)."""
+        return self.spec.id
+
+    @property
+    def subtime(self) -> float:
+        return self.spec.subtime
+
+    @property
+    def res(self) -> int:
+        """Number of hosts requested."""
+        return self.spec.res
+
+    @property
+    def walltime(self) -> float | None:
+        return self.spec.walltime
+
+
+class SimJob(JobView):
     """A job inside the simulation: its static description plus its dynamic state.
 
     ``id`` is Batsim's ``"{workload}!{job id}"``. ``state`` is one of ``NOT_SUBMITTED``,
@@ -156,24 +185,6 @@ class SimJob:
         self._power = 0.0  # watts drawn by the job's hosts
         self._e_last = 0.0
         self._kill_requested = False
-
-    @property
-    def name(self) -> str:
-        """The job id inside its workload (Batsim's ``job_id`` column)."""
-        return self.spec.id
-
-    @property
-    def subtime(self) -> float:
-        return self.spec.subtime
-
-    @property
-    def res(self) -> int:
-        """Number of hosts requested."""
-        return self.spec.res
-
-    @property
-    def walltime(self) -> float | None:
-        return self.spec.walltime
 
     @property
     def execution_time(self) -> float | None:

@@ -41,6 +41,8 @@ from hdeeprm.simulation.events import SIMULATION_ENDS, Decision, Message
 DEFAULT_CLIENT_TIMEOUT = 60.0
 #: Output lines quoted when the process fails.
 TAIL_LINES = 15
+#: Longest output line quoted (Batsim logs whole JSON messages on one line).
+TAIL_LINE_CHARS = 300
 
 
 def find_executable(executable: str | os.PathLike[str] = "batsim") -> str:
@@ -101,7 +103,11 @@ def _tail(path: Path | None, lines: int = TAIL_LINES) -> str:
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(
+        line if len(line) <= TAIL_LINE_CHARS else line[: TAIL_LINE_CHARS - 3] + "..."
+        for line in kept
+    )
 
 
 class BatsimSimulation:
@@ -116,8 +122,10 @@ class BatsimSimulation:
         endpoint: endpoint to bind (default: a free TCP port on 127.0.0.1).
         energy: pass ``-E`` (energy plugin and energy outputs).
         extra_args: more command-line arguments for the executable.
-        log_path: file receiving the process's stdout and stderr (default: discarded, except
-            the tail kept for error messages, which then uses a file next to the outputs).
+        log_path: file receiving the process's stdout and stderr (default: a file next to
+            the outputs, ``{export_prefix}_batsim.log``).
+        log_shown_as: the path error messages give for the log, when the caller moves it
+            elsewhere once the run is over (default: ``log_path``).
     """
 
     def __init__(
@@ -132,6 +140,7 @@ class BatsimSimulation:
         energy: bool = True,
         extra_args: Sequence[str] = (),
         log_path: str | os.PathLike[str] | None = None,
+        log_shown_as: str | os.PathLike[str] | None = None,
     ) -> None:
         self.platform_xml = os.path.abspath(platform_xml)
         self.workloads = [os.path.abspath(w) for w in workloads]
@@ -144,6 +153,7 @@ class BatsimSimulation:
         self.log_path = (
             Path(log_path) if log_path is not None else Path(self.export_prefix + "_batsim.log")
         )
+        self.log_shown_as = Path(log_shown_as) if log_shown_as is not None else self.log_path
         #: The endpoint bound (known after ``start()``).
         self.endpoint: str | None = None
         self.command: list[str] = []
@@ -244,7 +254,7 @@ class BatsimSimulation:
         if code is not None:
             raise BatsimExitedError(
                 f"{self.command[0]} exited with code {code} before the simulation ended "
-                f"(after {self.nb_messages} message(s)); full output in {self.log_path}",
+                f"(after {self.nb_messages} message(s)); full output in {self.log_shown_as}",
                 code,
                 _tail(self.log_path),
             )
@@ -279,7 +289,7 @@ class BatsimSimulation:
             if code != 0:
                 raise BatsimExitedError(
                     f"{self.command[0]} exited with code {code} after the simulation; full "
-                    f"output in {self.log_path}",
+                    f"output in {self.log_shown_as}",
                     code,
                     _tail(self.log_path),
                 )

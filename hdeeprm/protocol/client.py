@@ -45,6 +45,33 @@ TAIL_LINES = 15
 TAIL_LINE_CHARS = 300
 
 
+#: Environment variable naming the Batsim executable, or the prefix it is installed in.
+BATSIM_ENV = "HDEEPRM_BATSIM"
+
+
+def build_cache() -> Path:
+    """Where ``../shared/batsim/build.sh`` installs Batsim by default (its PREFIX)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hdeeprm-batsim"
+
+
+def default_batsim() -> str:
+    """The Batsim to use when none is named: ``$HDEEPRM_BATSIM`` (an executable, or a prefix
+    holding ``bin/batsim``), else ``batsim`` on ``PATH``, else the one ``build.sh`` installs
+    (``~/.cache/hdeeprm-batsim/bin/batsim``), else ``"batsim"`` (which
+    :func:`find_executable` then reports as missing, saying how to get one)."""
+    named = os.environ.get(BATSIM_ENV, "").strip()
+    if named:
+        path = Path(os.path.expanduser(named))
+        return os.fspath(path / "bin" / "batsim" if path.is_dir() else path)
+    if shutil.which("batsim") is not None:
+        return "batsim"
+    cached = build_cache() / "bin" / "batsim"
+    if cached.is_file() and os.access(cached, os.X_OK):
+        return os.fspath(cached)
+    return "batsim"
+
+
 def find_executable(executable: str | os.PathLike[str] = "batsim") -> str:
     """Absolute path of the Batsim executable: a path, or a name looked up on ``PATH``.
 
@@ -64,9 +91,10 @@ def find_executable(executable: str | os.PathLike[str] = "batsim") -> str:
     found = shutil.which(name)
     if found is None:
         raise BatsimNotFoundError(
-            f"Batsim executable {name!r} not found on PATH; install Batsim 4.x "
-            "(https://batsim.readthedocs.io), pass its path with --batsim PATH, or drop "
-            "--simulator batsim to use the embedded engine (no installation needed)"
+            f"Batsim executable {name!r} not found on PATH (nor {BATSIM_ENV} set, nor "
+            f"{build_cache() / 'bin' / 'batsim'} built); install Batsim 4.x (see "
+            "docs/batsim.md: `make batsim` builds 4.2.1), pass its path with --batsim PATH, or "
+            "drop --simulator batsim to use the embedded engine (no installation needed)"
         )
     return found
 
@@ -341,7 +369,10 @@ class BatsimSimulation:
 
 
 __all__ = [
+    "BATSIM_ENV",
     "DEFAULT_CLIENT_TIMEOUT",
+    "build_cache",
+    "default_batsim",
     "BatsimSimulation",
     "batsim_command",
     "find_executable",

@@ -114,13 +114,21 @@ def _link(parent: ET.Element, link_id: str, spec: dict[str, str]) -> None:
     ET.SubElement(link, "prop", id="documented_latency", value=spec["latency"])
 
 
-def platform_xml(platform: Platform) -> str:
+def platform_xml(platform: Platform, *, initial_pstate: int = INITIAL_PSTATE) -> str:
     """The ``platform.xml`` text for ``platform`` (see the module docstring for its layout).
+
+    ``initial_pstate`` is the P-state every core starts in: hdeeprm's workload manager expects
+    P3 (idle, speed 0) and switches cores to P0/P1 itself; schedulers that do not manage
+    P-states (pybatsim's, batsched...) need 0, or their jobs never progress.
 
     Raises:
         ValueError: the platform lacks links, or its core names do not sort in id order.
     """
     _check_writable(platform)
+    if not 0 <= initial_pstate < len(PSTATE_SPEED_FRACTION):
+        raise ValueError(
+            f"initial_pstate must be 0..{len(PSTATE_SPEED_FRACTION) - 1}, got {initial_pstate}"
+        )
     root = ET.Element("platform", version="4.1")
     main = ET.SubElement(root, "zone", id="main", routing="Full")
     master_zone = ET.SubElement(main, "zone", id="master", routing="Full")
@@ -148,7 +156,7 @@ def platform_xml(platform: Platform) -> str:
                 proc_id = str(proc.id)
                 for core in proc.cores:
                     host = ET.SubElement(
-                        zone, "host", id=core.name, speed=speed, pstate=str(INITIAL_PSTATE)
+                        zone, "host", id=core.name, speed=speed, pstate=str(initial_pstate)
                     )
                     ET.SubElement(host, "prop", id="wattage_per_state", value=watts)
                     ET.SubElement(host, "prop", id="wattage_off", value="0.0")
@@ -198,6 +206,9 @@ def platform_xml(platform: Platform) -> str:
     return f'<?xml version="1.0" encoding="utf-8"?>\n{DOCTYPE}\n{body}\n'
 
 
-def write_platform_xml(platform: Platform, path: str | os.PathLike[str]) -> None:
-    """Write ``platform.xml`` for ``platform`` to ``path`` atomically."""
-    write_text(path, platform_xml(platform))
+def write_platform_xml(
+    platform: Platform, path: str | os.PathLike[str], *, initial_pstate: int = INITIAL_PSTATE
+) -> None:
+    """Write ``platform.xml`` for ``platform`` to ``path`` atomically (``initial_pstate``: see
+    :func:`platform_xml`)."""
+    write_text(path, platform_xml(platform, initial_pstate=initial_pstate))

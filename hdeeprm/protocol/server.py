@@ -21,6 +21,7 @@ from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decision
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, receive
 from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.events import SetResourceState
 
 LOG = logging.getLogger("hdeeprm.protocol")
 
@@ -55,6 +56,16 @@ def reply_time(doc: dict[str, Any], now: float, where: str) -> float:
     return reply_now
 
 
+def _refuse_pstate_changes(decisions: list, where: str) -> None:
+    for index, decision in enumerate(decisions):
+        if isinstance(decision, SetResourceState):
+            raise ProtocolError(
+                "SET_RESOURCE_STATE needs energy simulation, as in Batsim (which aborts): "
+                "run hdeeprm-sim with -E",
+                f"{where}, decision {index}",
+            )
+
+
 class ProtocolServer:
     """Serve ``engine`` to a scheduler over Batsim 4.x's JSON protocol.
 
@@ -64,6 +75,8 @@ class ProtocolServer:
         timeout: longest wait for one reply, in seconds (None or <= 0: forever).
         encoder: message encoder (default: Batsim's defaults, no profile forwarding).
         workload_paths: workload name -> file path, sent in ``SIMULATION_BEGINS``.
+        allow_pstate_changes: accept ``SET_RESOURCE_STATE`` (Batsim accepts it only with
+            energy simulated, ``-E``).
     """
 
     def __init__(
@@ -74,8 +87,10 @@ class ProtocolServer:
         timeout: float | None = DEFAULT_SERVER_TIMEOUT,
         encoder: EventEncoder | None = None,
         workload_paths: Mapping[str, str] | None = None,
+        allow_pstate_changes: bool = True,
     ) -> None:
         self.engine = engine
+        self.allow_pstate_changes = allow_pstate_changes
         self.endpoint = endpoint
         self.timeout = timeout
         self.encoder = encoder if encoder is not None else EventEncoder(workload_paths)
@@ -122,6 +137,8 @@ class ProtocolServer:
                 decisions = decode_decisions(
                     reply, at=message.now, where=where, ignored=self.ignored
                 )
+                if not self.allow_pstate_changes:
+                    _refuse_pstate_changes(decisions, where)
                 message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)

@@ -41,18 +41,17 @@ class ServeStats:
     scheduling_time: float
 
 
-def reply_time(doc: dict[str, Any], now: float, where: str) -> float:
-    """The ``now`` of a (parsed) scheduler reply, refused when it is later than ``now`` by more
-    than :data:`~hdeeprm.protocol.codec.TIME_TOLERANCE`: hdeeprm-sim applies decisions at the
-    time of the message they answer, so it cannot simulate real scheduling delays."""
+def reply_time(doc: dict[str, Any], stamps: list[float], where: str) -> float:
+    """The ``now`` of a (parsed) scheduler reply; as Batsim, refuse a decision timestamped
+    after it (Batsim aborts: "timestamp ... should be lower than or equal to now")."""
     reply_now = float(doc["now"])
-    if reply_now - now > TIME_TOLERANCE:
-        raise ProtocolError(
-            f"the scheduler answered the message of t={now!r} at t={reply_now!r}; hdeeprm-sim "
-            "does not simulate scheduling delays (for pybatsim schedulers, leave their "
-            "'sched_delay' / 'sched-delay' option at 0 or unset)",
-            f"{where}.now",
-        )
+    for index, stamp in enumerate(stamps):
+        if stamp - reply_now > TIME_TOLERANCE:
+            raise ProtocolError(
+                f"decision {index} is timestamped {stamp!r}, after the reply's now "
+                f"({reply_now!r}); timestamps must be <= now",
+                f"{where}.events",
+            )
     return reply_now
 
 
@@ -133,13 +132,21 @@ class ProtocolServer:
                     break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
                 where = f"reply {replies}"
                 reply = loads(raw, where)
-                scheduler_now = max(scheduler_now, reply_time(reply, message.now, where))
+                stamps: list[float] = []
                 decisions = decode_decisions(
-                    reply, at=message.now, where=where, ignored=self.ignored
+                    reply, where=where, ignored=self.ignored, stamps=stamps
                 )
+                reply_now = reply_time(reply, stamps, where)
                 if not self.allow_pstate_changes:
                     _refuse_pstate_changes(decisions, where)
-                message = engine.proceed(decisions)
+                limit = message.now + TIME_TOLERANCE
+                if reply_now > limit or (stamps and max(stamps) > limit):
+                    # A scheduling delay (pybatsim's fillerSched answers 5 ms later): each
+                    # decision at its timestamp, the next message at the reply's now.
+                    message = engine.proceed_timed(list(zip(stamps, decisions)), reply_now)
+                else:
+                    scheduler_now = max(scheduler_now, reply_now)
+                    message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()

@@ -431,10 +431,60 @@ class Engine:
         Each decision is validated before it changes anything, so a bad one raises
         :class:`SimulationError` and leaves the engine as it was after the previous decision.
         """
+        self._check_running()
+        self._apply(decisions)
+        return self._next_message()
+
+    def proceed_timed(
+        self, decisions: Sequence[tuple[float, Decision]], ready_at: float
+    ) -> Message:
+        """Batsim's scheduling delays: apply each ``(timestamp, decision)`` at its timestamp
+        (or now, if that has passed) and return the next message no earlier than
+        ``ready_at``, the reply's ``now``.
+
+        As Batsim 4.2.1 does, events that happen while the scheduler "thinks" (up to and
+        including ``ready_at``) are held back and sent together at ``ready_at``, each with its
+        own timestamp; without such events the next message is the next instant with events.
+        Timestamps must not decrease and ``ready_at`` must not precede them.
+        """
+        self._check_running()
+        held: list[Event] = []
+        for when, decision in decisions:
+            if when > self._now:
+                self._hold_until(when, held)
+            self._apply((decision,))
+        if ready_at > self._now:
+            self._hold_until(ready_at, held)
+        if not held:
+            return self._next_message()
+        if self._dirty:
+            self._repace()
+        if self._next_time() == self._now:  # events caused by the last decisions
+            held += self._collect(self._now)
+        return self._message(self._now, held)
+
+    def _hold_until(self, until: float, held: list[Event]) -> None:
+        """Advance the clock to ``until``, collecting every event up to it into ``held``."""
+        while True:
+            if self._dirty:
+                self._repace()
+            when = self._next_time()
+            if when > until:
+                break
+            if when > self._now:
+                self._energy += self._power * (when - self._now)
+                self._now = when
+            held += self._collect(when)
+        self._energy += self._power * (until - self._now)
+        self._now = until
+
+    def _check_running(self) -> None:
         if not self._started:
             raise SimulationError("proceed() before start()")
         if self._ended:
             raise SimulationError("the simulation has ended (SIMULATION_ENDS was sent)")
+
+    def _apply(self, decisions: Sequence[Decision]) -> None:
         for decision in decisions:
             kind = type(decision)
             if kind is ExecuteJob:
@@ -449,6 +499,8 @@ class Engine:
                 self._kill(decision)
             else:
                 raise SimulationError(f"unknown decision {decision!r}")
+
+    def _next_message(self) -> Message:
         if self._dirty:
             self._repace()
         when = self._next_time()

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -302,9 +303,7 @@ def test_interrupted_custom_run_never_claims_the_users_files(
     for name, data in user.items():
         (tmp_path / name).write_bytes(data)
     monkeypatch.setattr(atomic.os, "replace", _Interrupt(k, after=True))
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         _prepare(options, tmp_path, custom_workload=tmp_path / "workload.json")
-    except KeyboardInterrupt:
-        pass
     monkeypatch.undo()
     _check_manifest_true(tmp_path, user)

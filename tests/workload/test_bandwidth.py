@@ -84,3 +84,18 @@ def test_thesis_range_on_sp2_warns_and_every_job_over_subscribes(tmp_path: Path,
     # per task (no two tasks follow each other on a processor at the same instant here).
     tasks = sum(job.res for job in inputs.workload.jobs)
     assert run_classic(inputs).metrics.over_subscriptions == tasks
+
+
+def test_kth_trace_converted_for_its_platform_never_over_subscribes(tmp_path: Path) -> None:
+    """The issue's case: an SP2-era archive trace on the SP2 platform (first 500 jobs)."""
+    from trace_files import trace_path
+
+    trace = trace_path("KTH-SP2-1996-2.1-cln.swf.gz")
+    path = _sp2_options(tmp_path, workload_file_path=str(trace), nb_jobs=500)
+    doc = json.loads(path.read_text())
+    del doc["synthetic_workload"]
+    path.write_text(json.dumps(doc))
+    inputs = prepare_inputs(load_options(path))
+    assert inputs.bandwidth.nb_over == 0
+    assert max(p.extra["mem_bw"] for p in inputs.workload.profiles.values()) <= 0.8004
+    assert run_classic(inputs).metrics.over_subscriptions == 0

@@ -307,3 +307,15 @@ def test_interrupted_custom_run_never_claims_the_users_files(
         _prepare(options, tmp_path, custom_workload=tmp_path / "workload.json")
     monkeypatch.undo()
     _check_manifest_true(tmp_path, user)
+
+
+def test_an_unreadable_manifest_is_an_error_and_clean_keeps_the_inputs(tmp_path: Path) -> None:
+    options = _options(tmp_path)
+    run = tmp_path / "run"
+    _prepare(options, run)
+    (run / ".hdeeprm_inputs.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"\.hdeeprm_inputs\.json.*not JSON"):
+        _prepare(options, run)
+    plan = plan_clean(run)
+    kept = {path.name for path, _why in plan.kept}
+    assert kept == set(GENERATED) | {".hdeeprm_inputs.json"}

@@ -19,8 +19,9 @@ homogeneous machine). Printed per trace, as a Markdown table:
 * the mean wait (start - submit) of the replay beside the mean of SWF field 3 (the wait the
   log records) over the same jobs (those the replay ran, with a known wait).
 
-``--thesis-range`` adds the same two figures with the thesis's fixed 4-24 GB/s range, to show
-what the platform-fitted default changes. Replays longer than about two minutes take the first
+``--mem-bw-range LOW HIGH`` replaces the default range. ``--thesis-range`` adds the same two
+figures with the thesis's fixed 4-24 GB/s range, to show what the platform-fitted default
+changes. Replays longer than about two minutes take the first
 jobs only (``nb_jobs`` below), and the table says so.
 """
 
@@ -137,7 +138,8 @@ def replay(case: TraceCase, traces: Path, folder: Path, mem_bw_range=None) -> Ro
         doc["nb_jobs"] = case.nb_jobs
     if mem_bw_range is not None:
         doc["mem_bw_range"] = mem_bw_range
-    inputs = prepare_inputs(options_from_json(doc), folder)
+    options = options_from_json(doc)
+    inputs = prepare_inputs(options, folder)
     summary = inputs.conversion
     assert summary is not None
     manager = classic_manager(inputs)
@@ -156,7 +158,7 @@ def replay(case: TraceCase, traces: Path, folder: Path, mem_bw_range=None) -> Ro
         kept=summary.kept,
         dropped=dict(summary.dropped),
         rejected=metrics.nb_rejected,
-        mem_bw_range=inputs.mem_bw_range or (math.nan, math.nan),
+        mem_bw_range=inputs.mem_bw_range or options.mem_bw_range or (math.nan, math.nan),
         slowed_share=_slowed_share(engine, speeds),
         mean_wait=metrics.mean_waiting,
         log_wait=sum(waits) / len(waits) if waits else math.nan,
@@ -181,6 +183,13 @@ def main() -> int:
     parser.add_argument("--traces", type=Path, default=Path(default))
     parser.add_argument("--only", nargs="*", help="trace file names (default: all)")
     parser.add_argument("--thesis-range", action="store_true")
+    parser.add_argument(
+        "--mem-bw-range",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="GB/s per task instead of the platform-fitted default",
+    )
     args = parser.parse_args()
     # Per-event over-subscription records would flood stderr; the table is the output here.
     logging.getLogger("hdeeprm.insights").addHandler(logging.NullHandler())
@@ -206,7 +215,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="hdeeprm-replay-") as tmp:
             started = time.perf_counter()
             cpu = time.process_time()
-            row = replay(case, args.traces, Path(tmp) / "fitted")
+            row = replay(case, args.traces, Path(tmp) / "fitted", args.mem_bw_range)
             cells = _cells(row)
             if args.thesis_range:
                 thesis = replay(case, args.traces, Path(tmp) / "thesis", THESIS_RANGE)

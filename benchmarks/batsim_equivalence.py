@@ -25,7 +25,10 @@ from batsim_env import jobs_differences, locate_batsim, locate_pybatsim  # noqa:
 from pybatsim_runs import run_on_batsim, run_on_hdeeprm  # noqa: E402
 from trace_workloads import trace_inputs  # noqa: E402
 
-SCHEDULERS = "fillerSched,easyBackfill,schedEasySjfBackfill,schedFcfs,schedFiller"
+#: pybatsim's EASY backfilling and the deterministic delayed filler of the tests (pybatsim's own
+#: fillerSched is not deterministic; schedFcfs & co. take minutes per 1,000 jobs).
+DELAYED = REPO / "tests" / "batsim" / "schedulers" / "delayedFiller.py"
+SCHEDULERS = f"easyBackfill,{DELAYED}"
 
 
 def main() -> None:
@@ -54,13 +57,15 @@ def main() -> None:
               "(as printed | to 1 us)")
         for name in args.schedulers.split(","):
             start = time.perf_counter()
-            b = run_on_batsim(batsim, pybatsim, name, xml, workload, folder / name / "b")
+            runs = folder / Path(name).stem
+            b = run_on_batsim(batsim, pybatsim, name, xml, workload, runs / "b")
             mid = time.perf_counter()
-            h = run_on_hdeeprm(pybatsim, name, xml, workload, folder / name / "h")
+            h = run_on_hdeeprm(pybatsim, name, xml, workload, runs / "h")
             end = time.perf_counter()
             exact = jobs_differences(b, h) or "identical"
             close = jobs_differences(b, h, time_tol=1e-6) or "identical"
-            print(f"{name:<22}{mid - start:>8.1f}s{end - mid:>8.1f}s  {exact} | {close}")
+            label = Path(name).stem
+            print(f"{label:<22}{mid - start:>8.1f}s{end - mid:>8.1f}s  {exact} | {close}")
 
 
 if __name__ == "__main__":

@@ -116,6 +116,7 @@ class ProtocolServer:
         # The scheduler's clock: the ``now`` of its last reply (pybatsim adds a tiny scheduling
         # delay, 1e-21 s, to each reply; Batsim then reports that time as ``now``).
         scheduler_now = 0.0
+        trace = LOG.isEnabledFor(logging.DEBUG)  # every message, as Batsim's network/INFO log
         try:
             socket.connect(self.endpoint)
             message = engine.start()
@@ -123,9 +124,14 @@ class ProtocolServer:
                 doc = encode(message)
                 if scheduler_now > message.now:
                     doc["now"] = scheduler_now
-                socket.send(dumps(doc))
+                raw_out = dumps(doc)
+                if trace:
+                    LOG.debug("Sending %s", raw_out.decode())
+                socket.send(raw_out)
                 tick = clock()
                 raw = receive(socket, self.timeout, peer=f"the scheduler at {self.endpoint}")
+                if trace:
+                    LOG.debug("Received %s", raw.decode("utf-8", "replace"))
                 waiting += clock() - tick
                 replies += 1
                 if engine.finished:

@@ -1,7 +1,9 @@
 """pybatsim's own schedulers give the same ``out_jobs.csv`` on a real Batsim 4.2.1 and on
 ``hdeeprm-sim`` (marked ``batsim``), on windows of real traces: delay and
 parallel_homogeneous profiles, walltime ties (the traces' requested times as walltimes), and
-scheduling delays (``fillerSched`` answers 5 ms after each message).
+scheduling delays (``schedulers/delayedFiller.py`` answers 5 ms after each event; pybatsim's
+own ``fillerSched`` does too, but its choices depend on memory addresses, so two runs on the
+same Batsim differ).
 
 Whole traces are measured by ``benchmarks/batsim_equivalence.py`` (minutes per scheduler); the
 windows here keep the suite short. Message grouping at instants that have both completions and
@@ -20,33 +22,31 @@ from trace_workloads import trace_inputs
 
 pytestmark = pytest.mark.batsim
 
-#: Not reproduced yet: Batsim splits some instants' events into several messages (its internal
-#: messages take simulated time), hdeeprm sends one message per instant; the schedulers then
-#: pick other hosts from there on (measured: 16 allocations and 2 start times differ on the
-#: Gaia parallel_homogeneous window, 601 and 273 on KTH's). Strict: a fix makes them pass.
+#: Not reproduced yet: Batsim orders and splits some instants' events differently (its
+#: internal messages take simulated time: submissions ~2e-10 s, completions a network transfer
+#: later), hdeeprm sends one message per instant; the schedulers then pick other hosts from
+#: there on. Strict: a fix makes them pass.
 GROUPING = pytest.mark.xfail(
-    reason="Batsim's message grouping at busy instants is not reproduced (docs/batsim.md)",
+    reason="Batsim's event order and message grouping within an instant are not reproduced "
+    "(docs/batsim.md)",
     strict=True,
 )
+DELAYED = str(Path(__file__).resolve().parent / "schedulers" / "delayedFiller.py")
+GAIA, KTH = "UniLu-Gaia-2014-1.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz"
 CASES = [
-    ("UniLu-Gaia-2014-1.swf.gz", "gaia", "delay", "fillerSched", 1000),
-    ("UniLu-Gaia-2014-1.swf.gz", "gaia", "delay", "easyBackfill", 1000),
+    pytest.param(GAIA, "gaia", "delay", DELAYED, 1000, id="gaia-delay-delayedFiller"),
+    pytest.param(GAIA, "gaia", "delay", "easyBackfill", 1000, id="gaia-delay-easyBackfill"),
+    pytest.param(GAIA, "gaia", "parallel_homogeneous", DELAYED, 1000, id="gaia-ph-delayedFiller"),
+    pytest.param(KTH, "kth_sp2", "delay", DELAYED, 1000, id="kth-delay-delayedFiller"),
     pytest.param(
-        "UniLu-Gaia-2014-1.swf.gz", "gaia", "parallel_homogeneous", "fillerSched", 1000,
-        marks=GROUPING,
-    ),
-    pytest.param(
-        "KTH-SP2-1996-2.1-cln.swf.gz", "kth_sp2", "delay", "fillerSched", 1000, marks=GROUPING
+        KTH, "kth_sp2", "delay", "easyBackfill", 1000, id="kth-delay-easyBackfill", marks=GROUPING
     ),
 ]
-IDS = ["gaia-delay-fillerSched", "gaia-delay-easyBackfill", "gaia-ph-fillerSched",
-       "kth-delay-fillerSched"]
 
 
 @pytest.mark.parametrize(
     ("trace", "platform", "profile", "scheduler", "nb_jobs"),
     CASES,
-    ids=IDS,
 )
 def test_pybatsim_scheduler_same_jobs_on_batsim_and_hdeeprm(
     tmp_path: Path,

@@ -234,6 +234,8 @@ class BatsimSimulation:
                 extra_args=self.extra_args,
             )
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            # Batsim aborts ("Cannot write file") when its export folder does not exist.
+            Path(self.export_prefix).parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
             try:
                 self.process = subprocess.Popen(

@@ -153,6 +153,9 @@ class WorkloadManager:
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
         )
+        #: Objects told about every accepted submission (``submitted(record)``) and completion
+        #: (``completed(record)``), e.g. an environment's reward bookkeeping; kept across resets.
+        self.job_listeners: list[Any] = []
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -315,6 +318,8 @@ class WorkloadManager:
             return
         self.job_scheduler.push(record)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.submitted(record)
 
     def _complete(self, job: Any) -> None:
         job_id = str(getattr(job, "id", job))
@@ -325,6 +330,8 @@ class WorkloadManager:
         self.nb_completed += 1
         self.pool.release(record.alloc, self.now)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.completed(record)
 
     # --- decisions --------------------------------------------------------------------
     def flush(self) -> list[Decision]:

@@ -25,6 +25,7 @@ Two ways to drive it:
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Mapping
@@ -240,6 +241,86 @@ class WorkloadManager:
             "actions": dict(zip(self.actions.names, self.action_counts)),
             "over_subscription_episodes": len(self.pool.episodes),
         }
+
+    # --- pickling -----------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable state (so environments can go to subprocesses, e.g. vector envs).
+
+        The resource manager's per-policy processor orderings are derived data (rebuilt from
+        the core pool on first use, with the same picks) and hold key functions that cannot
+        be pickled, so they are left out, together with the change listeners they registered
+        on the pool. The originals are not touched.
+        """
+        state = self.__dict__.copy()
+        pool = copy.copy(self.pool)
+        pool.listeners = []
+        pool.node_listeners = []
+        resource_manager = copy.copy(self.resource_manager)
+        resource_manager.pool = pool
+        resource_manager._heaps = {}
+        state["pool"] = pool
+        state["resource_manager"] = resource_manager
+        return state
+
+    # --- action mask --------------------------------------------------------------------
+    def fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.
+
+        Whatever core policy places them, each task takes one free core of a node with
+        ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
+        free memory // mem)``: the same answer for every core policy.
+        """
+        pool = self.pool
+        if res > pool.free_count:
+            return False
+        if mem <= self._mem_every_core:
+            return True
+        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
+        total = 0
+        for node in range(len(node_cores)):
+            free = len(node_cores[node]) - node_busy[node]
+            if free:
+                total += min(free, int((node_free_mem[node] + MEM_TOL) // mem))
+                if total >= res:
+                    return True
+        return False
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions may be chosen now (bool per action of the action space).
+
+        A pair is valid when the job its job policy chooses can start now (the ``random`` job
+        policy: when some queued job can); void is always valid. When nothing is valid (no
+        queued job fits and there is no void action) every action is, since each then does
+        the same: start nothing. Computing the mask draws no random number and changes no
+        decision.
+        """
+        actions = self.actions
+        mask = np.zeros(len(actions), dtype=bool)
+        fits: dict[str, bool] = {}
+        for i, action in enumerate(actions):
+            policy = action.job_policy
+            if policy is None:
+                mask[i] = True
+                continue
+            ok = fits.get(policy)
+            if ok is None:
+                ok = fits[policy] = self._policy_fits(policy)
+            mask[i] = ok
+        if not mask.any():
+            mask[:] = True
+        return mask
+
+    def _policy_fits(self, policy: str) -> bool:
+        scheduler = self.job_scheduler
+        if policy != "random":
+            job = scheduler.peek(policy)
+            return job is not None and self.fits_now(job.res, job.mem)
+        smallest = scheduler.peek("smallest")
+        if smallest is None or smallest.res > self.pool.free_count:
+            return False
+        if self.fits_now(smallest.res, smallest.mem):
+            return True
+        return any(self.fits_now(job.res, job.mem) for job in scheduler.jobs)
 
     # --- message intake ---------------------------------------------------------------
     def can_ever_run(self, res: int, mem: float) -> bool:

@@ -263,12 +263,21 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             "decisions": manager.nb_decisions,
             "steps": self.steps,
             "window": self.window,
+            "action_mask": self.action_masks(),
         }
         if self._meter is not None and self.steps:
             info["span"] = self._meter.span
         if self._done and engine is not None and engine.finished:
             info["objective"] = self.objective_value()
         return info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (bool per action): pairs whose chosen job can start now, and void
+        (see :meth:`~hdeeprm.decision.WorkloadManager.action_mask`). The name is the one
+        sb3-contrib's ``MaskablePPO`` calls."""
+        if self._done:
+            return np.ones(len(self.actions), dtype=bool)
+        return self.manager.action_mask()
 
     def objective_value(self) -> float:
         """The objective over the finished simulation (see ``episode_objective``)."""

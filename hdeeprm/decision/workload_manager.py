@@ -157,6 +157,7 @@ class WorkloadManager:
         #: Objects told about every accepted submission (``submitted(record)``) and completion
         #: (``completed(record)``), e.g. an environment's reward bookkeeping; kept across resets.
         self.job_listeners: list[Any] = []
+        self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -294,21 +295,23 @@ class WorkloadManager:
         the same: start nothing. Computing the mask draws no random number and changes no
         decision.
         """
-        actions = self.actions
-        mask = np.zeros(len(actions), dtype=bool)
-        fits: dict[str, bool] = {}
-        for i, action in enumerate(actions):
-            policy = action.job_policy
-            if policy is None:
-                mask[i] = True
-                continue
-            ok = fits.get(policy)
-            if ok is None:
-                ok = fits[policy] = self._policy_fits(policy)
-            mask[i] = ok
+        groups = self._mask_groups
+        if groups is None:
+            groups = self._mask_groups = self._group_actions()
+        mask = np.zeros(len(self.actions), dtype=bool)
+        for policy, indices in groups:
+            if policy is None or self._policy_fits(policy):
+                mask[indices] = True
         if not mask.any():
             mask[:] = True
         return mask
+
+    def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
+        """Action indices by job policy (void under ``None``): one feasibility test each."""
+        by_policy: dict[str | None, list[int]] = {}
+        for i, action in enumerate(self.actions):
+            by_policy.setdefault(action.job_policy, []).append(i)
+        return [(policy, np.array(idx)) for policy, idx in by_policy.items()]
 
     def _policy_fits(self, policy: str) -> bool:
         scheduler = self.job_scheduler

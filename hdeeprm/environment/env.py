@@ -102,6 +102,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._observer = self._make_observer(self.manager)
         self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
         self.action_space = spaces.Discrete(len(self.actions))
+        self._nb_actions = len(self.actions)
         self.engine: Engine | None = None
         self.reward_kind = env_opts.reward
         self._meter: RewardMeter | ObjectiveReward | None = None
@@ -191,7 +192,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise SimulationError("step() before reset()")
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
-        if not self.action_space.contains(action):
+        if type(action) is not int or not 0 <= action < self._nb_actions:
             if isinstance(action, np.ndarray) and action.shape == (1,):
                 action = action[0]
             if not self.action_space.contains(action):

@@ -298,6 +298,15 @@ class WorkloadManager:
         groups = self._mask_groups
         if groups is None:
             groups = self._mask_groups = self._group_actions()
+        scheduler = self.job_scheduler
+        ordered = scheduler.sorted
+        if ordered is not None and scheduler:
+            # Quick answers from the sorted requests: every queued job fits, or none does.
+            free = self.pool.free_count
+            if ordered[1][-1] <= free and ordered[2][-1] <= self._mem_every_core:
+                return np.ones(len(self.actions), dtype=bool)
+            if ordered[1][0] > free:
+                return self._void_only()
         mask = np.zeros(len(self.actions), dtype=bool)
         for policy, indices in groups:
             if policy is None or self._policy_fits(policy):
@@ -305,6 +314,14 @@ class WorkloadManager:
         if not mask.any():
             mask[:] = True
         return mask
+
+    def _void_only(self) -> np.ndarray:
+        """No queued job fits: only void, or every action when there is no void."""
+        if self.actions.has_void:
+            mask = np.zeros(len(self.actions), dtype=bool)
+            mask[-1] = True
+            return mask
+        return np.ones(len(self.actions), dtype=bool)
 
     def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
         """Action indices by job policy (void under ``None``): one feasibility test each."""

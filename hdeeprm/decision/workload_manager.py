@@ -154,8 +154,9 @@ class WorkloadManager:
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
         )
-        #: Objects told about every accepted submission (``submitted(record)``) and completion
-        #: (``completed(record)``), e.g. an environment's reward bookkeeping; kept across resets.
+        #: Objects told about every accepted submission (``submitted(record)``), start
+        #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
+        #: reward bookkeeping; kept across resets.
         self.job_listeners: list[Any] = []
         self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         self._reset_counters()
@@ -485,6 +486,9 @@ class WorkloadManager:
                 self.running[job.id] = job
                 started.append(job)
             self.nb_started += len(started)
+            for listener in self.job_listeners:
+                for job in started:
+                    listener.started(job)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
         decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)

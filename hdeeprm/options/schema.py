@@ -59,7 +59,7 @@ OBJECTIVES: tuple[str, ...] = (
 )
 #: Thesis spellings accepted for compatibility, mapped to the canonical objective.
 OBJECTIVE_ALIASES: dict[str, str] = {"avg_completion_time": "avg_job_completion"}
-OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal")
+OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal", "queue")
 #: Reward definitions: ``objective`` (rewards add up to the episode's objective, the default)
 #: or ``thesis`` (the thesis's per-step state quantities, for reproducing it).
 REWARDS: tuple[str, ...] = ("objective", "thesis")

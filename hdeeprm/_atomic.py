@@ -53,10 +53,12 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         handle.write(text)
 
 
+def json_text(data: Any, *, indent: int | None = None) -> str:
+    """The exact text :func:`write_json` writes for ``data``."""
+    return json.dumps(data, indent=indent) + "\n"
+
+
 def write_json(path: str | os.PathLike[str], data: Any, *, indent: int | None = None) -> None:
     """Serialise ``data`` as JSON to ``path`` atomically."""
     # One dumps + one write is about twice as fast as json.dump's many small writes.
-    text = json.dumps(data, indent=indent)
-    with atomic_open(path, "w") as handle:
-        handle.write(text)
-        handle.write("\n")
+    write_text(path, json_text(data, indent=indent))

@@ -147,7 +147,8 @@ class Options:
     start_job: int = 0
     synthetic_workload: SyntheticWorkloadOptions | None = None
     use_walltime: bool = False
-    mem_bw_range: tuple[float, float] = (4.0, 24.0)
+    #: GB/s per task; ``None``: fitted to the platform (:mod:`hdeeprm.workload.bandwidth`).
+    mem_bw_range: tuple[float, float] | None = None
     #: The file these options came from (``None`` when built from a dict).
     source: Path | None = None
 
@@ -445,7 +446,7 @@ def options_from_json(
     start_job = chk.integer(raw.get("start_job", 0), "start_job", 0)
     use_walltime = chk.boolean(raw.get("use_walltime", False), "use_walltime")
 
-    mem_bw_range = (4.0, 24.0)
+    mem_bw_range = None
     if "mem_bw_range" in raw:
         value = raw["mem_bw_range"]
         if not isinstance(value, list) or len(value) != 2:

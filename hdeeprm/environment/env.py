@@ -107,6 +107,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.reward_kind = env_opts.reward
         self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)
+        self._mask: np.ndarray | None = None
         self._reward = 0.0
         self._done = True
         self.steps = 0
@@ -173,7 +174,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
                 self.manager,
                 self.engine,
                 len(workload.jobs),
-                workload.jobs[0].subtime,
+                min(job.subtime for job in workload.jobs),
             )
         self.steps = 0
         self.total_reward = 0.0
@@ -184,6 +185,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         else:
             self._done = not self._run(self.manager.flush())
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self.info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -208,6 +210,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.steps += 1
         self.total_reward += self._reward
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self._reward, self._done, False, self.info()
 
     def _run(self, decisions: list[Decision]) -> bool:
@@ -276,9 +279,14 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         """Valid actions now (bool per action): pairs whose chosen job can start now, and void
         (see :meth:`~hdeeprm.decision.WorkloadManager.action_mask`). The name is the one
         sb3-contrib's ``MaskablePPO`` calls."""
-        if self._done:
-            return np.ones(len(self.actions), dtype=bool)
-        return self.manager.action_mask()
+        mask = self._mask
+        if mask is None:
+            if self._done:
+                mask = np.ones(len(self.actions), dtype=bool)
+            else:
+                mask = self.manager.action_mask()
+            self._mask = mask  # one computation per state (info and MaskablePPO both ask)
+        return mask.copy()
 
     def objective_value(self) -> float:
         """The objective over the finished simulation (see ``episode_objective``)."""

@@ -206,7 +206,10 @@ class PolicyLearningAgent(LearningAgent):
         """Sample an action from the policy (or take the most probable when
         ``deterministic``); keep its log-probability for the loss."""
         obs = self.as_tensor(observation)
-        probs = self.forward_policy(obs).reshape(-1)
+        raw = self.forward_policy(obs)
+        #: Shape of the last policy output, as returned (for error messages).
+        self.policy_shape = tuple(raw.shape)
+        probs = raw.reshape(-1)
         detached = probs.detach()
         if not bool(torch.isfinite(detached).all()) or bool((detached < 0).any()):
             raise SimulationError(

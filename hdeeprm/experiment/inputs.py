@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hdeeprm._atomic import write_json
+from hdeeprm._atomic import ensure_dir, write_json
 from hdeeprm.errors import InputError
 from hdeeprm.options import Options
 from hdeeprm.platform import Platform, load_platform, write_hierarchy_json, write_platform_xml
@@ -95,7 +95,7 @@ def prepare_inputs(
         log: receives one line per file generated or reused.
     """
     out = Path(output_dir) if output_dir is not None else options.base_dir
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out)
     manifest_path = out / MANIFEST_FILE
     manifest = _load_manifest(manifest_path)
     new_manifest = dict(manifest)

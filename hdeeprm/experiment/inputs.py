@@ -153,7 +153,11 @@ def prepare_inputs(
         )
         save_job_limits(job_limits, out / JOB_LIMITS_FILE)
         generated.append(JOB_LIMITS_FILE)
-        new_manifest[JOB_LIMITS_FILE] = {"custom_workload": _digest(workload_path)}
+        # The path lets the analysis tools find the workload of a -cw run (mem_bubbles).
+        new_manifest[JOB_LIMITS_FILE] = {
+            "custom_workload": _digest(workload_path),
+            "path": str(workload_path),
+        }
         log(f"using custom workload {workload_path} ({len(workload.jobs)} jobs)")
     else:
         workload_path = out / WORKLOAD_FILE

@@ -241,6 +241,18 @@ def _missing_file(chk: _Checker, key: str, raw: str, resolved: Path, hint: str) 
     if unset:
         names = ", ".join(name.strip("{}") for name in unset)
         return chk.fail(key, f"environment variable {names} is not set (path {raw!r})")
+    relative = [
+        name.strip("{}")
+        for name in _VAR.findall(raw)
+        if not os.path.isabs(os.path.expanduser(os.environ[name.strip("{}")]))
+    ]
+    if relative:
+        names = ", ".join(relative)
+        hint += (
+            f"; {names} holds a relative path, which is resolved against the options file's "
+            f"folder like any relative path: give {names} as an absolute path "
+            '(e.g. export HDEEPRM_TRACES="$PWD/../shared/traces")'
+        )
     return chk.fail(key, f"file not found: {resolved}{hint}")
 
 

@@ -9,7 +9,6 @@ and the Batsim outputs of the last episode.
 from __future__ import annotations
 
 import csv
-import inspect
 import io
 import os
 import time
@@ -23,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from hdeeprm._atomic import atomic_open, write_text
-from hdeeprm.agents.learning import LearningAgent
+from hdeeprm.agents.learning import LearningAgent, source_file
 from hdeeprm.agents.loader import build_agent
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.errors import InputError, Interrupted
@@ -271,13 +270,6 @@ def run_episode(
     return total, steps
 
 
-def _agent_file(agent: LearningAgent) -> str | None:
-    try:
-        return inspect.getsourcefile(type(agent))
-    except TypeError:  # pragma: no cover - classes built at run time
-        return None
-
-
 def check_decision(agent: LearningAgent, action: Any, action_size: int, decided: int) -> None:
     """Stop at the first decision whose output does not fit the action space.
 
@@ -297,7 +289,7 @@ def check_decision(agent: LearningAgent, action: Any, action_size: int, decided:
                 f"({int(np.prod(shape))} values) but the action space has {action_size} "
                 f"actions: expected shape (1, {action_size}); size the last layer with the "
                 "action_size constructor argument",
-                _agent_file(agent),
+                source_file(type(agent)),
                 f"class {name}",
             )
     valid = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
@@ -305,7 +297,7 @@ def check_decision(agent: LearningAgent, action: Any, action_size: int, decided:
         raise InputError(
             f"{name}.decide returned {action!r}: expected an action index in "
             f"0..{action_size - 1}",
-            _agent_file(agent),
+            source_file(type(agent)),
             f"class {name}",
         )
 

@@ -22,8 +22,10 @@ from hdeeprm.analysis.metrics import plot_metrics, summarize_runs  # noqa: E402
 from hdeeprm.analysis.plots import VISUALIZATIONS, new_figure, visualize  # noqa: E402
 from hdeeprm.analysis.runfolder import RunFolder  # noqa: E402
 
-#: Sizes (inches) the gallery and the CLI defaults use.
-SIZES = [(8.0, 5.0), (10.0, 6.0), (12.0, 6.5), (6.0, 4.0)]
+#: Sizes (inches): the gallery's and a small one for every figure; the CLI defaults and the
+#: gallery's for the metrics bars, whose eight panels are the tightest.
+SIZES = [(8.0, 5.0), (6.0, 4.0)]
+METRICS_SIZES = [(8.0, 5.0), (10.0, 6.0), (12.0, 6.5)]
 
 
 def texts_outside(fig) -> list[str]:
@@ -60,6 +62,17 @@ def texts_outside(fig) -> list[str]:
     return bad
 
 
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    """The hand-made run folder, and four copies with long names (legend entries)."""
+    root = tmp_path_factory.mktemp("figure_text")
+    first = make_run(root / "run_0")
+    copies = [root / f"a_rather_long_run_folder_name_{k}" for k in range(1, 5)]
+    for copy in copies:
+        shutil.copytree(first, copy)
+    return [first, *copies]
+
+
 def test_the_checker_sees_clipped_text() -> None:
     fig = new_figure((4.0, 3.0))
     ax = fig.subplots()
@@ -69,19 +82,14 @@ def test_the_checker_sees_clipped_text() -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]:g}x{s[1]:g}")
 @pytest.mark.parametrize("name", list(VISUALIZATIONS))
-def test_visualization_text_inside_canvas(tmp_path: Path, name: str, size) -> None:
-    run = RunFolder(make_run(tmp_path / "run"))
+def test_visualization_text_inside_canvas(runs: list[Path], name: str, size) -> None:
+    run = RunFolder(runs[0])
     fig = visualize(name, run, new_figure(size))
     assert texts_outside(fig) == []
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]:g}x{s[1]:g}")
+@pytest.mark.parametrize("size", METRICS_SIZES, ids=lambda s: f"{s[0]:g}x{s[1]:g}")
 @pytest.mark.parametrize("nb_runs", [1, 2, 5])
-def test_metrics_text_inside_canvas(tmp_path: Path, size, nb_runs: int) -> None:
-    first = make_run(tmp_path / "run_0")
-    runs = [first]
-    for k in range(1, nb_runs):
-        runs.append(tmp_path / f"a_rather_long_run_folder_name_{k}")
-        shutil.copytree(first, runs[-1])
-    fig = plot_metrics(summarize_runs([str(r) for r in runs]), new_figure(size))
+def test_metrics_text_inside_canvas(runs: list[Path], size, nb_runs: int) -> None:
+    fig = plot_metrics(summarize_runs([str(r) for r in runs[:nb_runs]]), new_figure(size))
     assert texts_outside(fig) == []

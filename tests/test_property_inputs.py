@@ -26,7 +26,7 @@ from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.options import load_options
 from hdeeprm.platform import load_platform
 from hdeeprm.training.runner import check_decision
-from hdeeprm.workload import read_swf
+from hdeeprm.workload import load_workload, read_swf
 
 REPO = Path(__file__).resolve().parents[1]
 GAIA = REPO / "platform_examples" / "gaia.json"
@@ -144,6 +144,22 @@ def test_malformed_platforms_name_file_and_key(tmp_path: Path, case) -> None:
     path.write_text(text)
     try:
         load_platform(path)
+    except InputError as error:
+        assert_names_file_and_place(error, path)
+
+
+WORKLOAD_BASE = json.loads((REPO / "thesis_experiments" / "learning" / "workload.json").read_text())
+
+
+@PROPERTY
+@given(case=broken(WORKLOAD_BASE))
+def test_malformed_workloads_name_file_and_key(tmp_path: Path, case) -> None:
+    """A Batsim workload a user passes with -cw."""
+    text, _ = case
+    path = tmp_path / "workload.json"
+    path.write_text(text)
+    try:
+        load_workload(path)
     except InputError as error:
         assert_names_file_and_place(error, path)
 

@@ -19,6 +19,7 @@ from hdeeprm._atomic import ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.analysis.runfolder import read_jobs, read_schedule
 from hdeeprm.decision import WorkloadManager
+from hdeeprm.errors import output_error
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.experiment.run import (
     RunMetrics,
@@ -96,7 +97,10 @@ def run_classic_batsim(
         check_endpoint(endpoint)  # before any folder or process exists
     ensure_dir(out)
     manager = classic_manager(inputs, seed)
-    work = Path(tempfile.mkdtemp(prefix=".batsim-", dir=out))
+    try:
+        work = Path(tempfile.mkdtemp(prefix=".batsim-", dir=out))
+    except OSError as exc:
+        raise output_error(exc, out) from None
     log_path = work / BATSIM_LOG_FILE
     sim = BatsimSimulation(
         inputs.platform_xml,

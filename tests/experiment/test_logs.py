@@ -9,6 +9,7 @@ over-subscription episode on processor 1: ``n / 2`` episodes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -22,7 +23,8 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import merged_spans, run_classic
 from hdeeprm.logs import ROOT_LOGGER, WarningTally
-from hdeeprm.options import options_from_json
+from hdeeprm.options import AgentOptions, options_from_json
+from hdeeprm.training import run_learning
 
 REPO = Path(__file__).resolve().parents[2]
 LEARNING = REPO / "platform_examples" / "learning.json"
@@ -130,7 +132,7 @@ def inputs_for(tmp_path: Path, n: int, **pybatsim):
 
 
 def test_library_code_prints_nothing(tmp_path: Path, capfd) -> None:
-    """The Python API and the environment log through ``logging`` only: with no handler
+    """The Python API, the environment and training log through ``logging`` only: with no handler
     configured by the application, nothing reaches stdout or stderr."""
     inputs = inputs_for(tmp_path, 40)
     run_classic(inputs, tmp_path / "out")
@@ -139,6 +141,18 @@ def test_library_code_prints_nothing(tmp_path: Path, capfd) -> None:
         env.reset(seed=0)
         while not env.finished:
             env.step(0)
+    learning = dataclasses.replace(
+        inputs, options=dataclasses.replace(inputs.options, agent=AgentOptions("LEARNING"))
+    )
+    run_learning(
+        learning,
+        agent_file=REPO / "agent_examples" / "reinforce.py",
+        in_model=None,
+        out_model=None,
+        nb_runs=2,
+        progress=False,
+        tensorboard=False,
+    )
     captured = capfd.readouterr()
     assert captured.out == "" and captured.err == ""
 

@@ -92,3 +92,26 @@ def test_synthetic_budget_uses_available_memory(tmp_path: Path, monkeypatch) -> 
         load_options(synthetic(tmp_path, 131_073))
     with pytest.raises(InputError, match="would need about"):
         lublin_workload(131_073, 256, 1, reference_speed=1.0)
+
+
+def test_relative_traces_variable_is_explained(tmp_path: Path, monkeypatch) -> None:
+    """A relative $HDEEPRM_TRACES resolves against the options file's folder, as any relative
+    path there (docs/gallery.md says so); when that finds nothing, the error says why."""
+    monkeypatch.setenv("HDEEPRM_TRACES", "../shared/traces")
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    doc = {
+        "seed": 1,
+        "workload_file_path": "${HDEEPRM_TRACES}/trace.swf",
+        "platform_file_path": str(GAIA),
+        "pybatsim": {"agent": {"type": "CLASSIC", "policy_pair": "first-high_gflops"}},
+    }
+    with pytest.raises(InputError) as caught:
+        load_options(write(folder, doc))
+    assert caught.value.where == "workload_file_path"
+    assert str(tmp_path / "shared" / "traces" / "trace.swf") in caught.value.message
+    assert "HDEEPRM_TRACES holds a relative path" in caught.value.message
+    # The same relative value, seen from the options file's folder, is found.
+    (tmp_path / "shared" / "traces").mkdir(parents=True)
+    (tmp_path / "shared" / "traces" / "trace.swf").write_text("1 0 0 10 1 -1 -1 1 10 -1 1\n")
+    assert load_options(write(folder, doc)).workload_file_path.name == "trace.swf"

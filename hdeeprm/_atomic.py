@@ -64,6 +64,15 @@ def temporary_sibling(path: str | os.PathLike[str], binary: bool = False, **text
     return tmp, stream
 
 
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`OutputError` now if ``path`` could not be written later (a model saved
+    only after hours of training): creates and removes a temporary sibling."""
+    tmp, stream = temporary_sibling(path, binary=True)
+    stream.close()
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
 def publish(tmp: str, path: str | os.PathLike[str]) -> None:
     """Give ``tmp`` the permissions a plain ``open()`` would and move it over ``path``."""
     # mkstemp creates 0600 files; give the output the permissions a plain open() would.

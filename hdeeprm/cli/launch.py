@@ -173,6 +173,10 @@ def _launch(
             options.source,
             "pybatsim.agent.type",
         )
+    if out_model is not None:
+        from hdeeprm._atomic import check_writable
+
+        check_writable(out_model)  # before training, not after it
     inputs = prepare_inputs(
         options, output_dir, custom_workload=custom_workload, log=lambda m: _say(quiet, m)
     )

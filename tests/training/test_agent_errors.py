@@ -18,6 +18,8 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import run_learning
 
+REPO_AGENT = THESIS_DIR.parents[1] / "agent_examples" / "reinforce.py"
+
 AGENT = '''
 import os
 
@@ -175,3 +177,22 @@ def test_ctrl_c_through_the_launcher_says_what_was_saved(tmp_path: Path, monkeyp
     assert result.exit_code == 130, result.output
     assert f"model and optimiser as of episode 1 saved to {tmp_path / 'm.pt'}" in result.output
     assert torch.load(tmp_path / "m.pt", weights_only=True)["episodes"] == 2
+
+
+def test_unwritable_model_path_fails_before_training(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("x")
+    result = CliRunner().invoke(
+        main,
+        [
+            str(THESIS_DIR / "options.json"),
+            "-cw", str(THESIS_DIR / "workload.json"),
+            "-a", str(REPO_AGENT),
+            "-o", str(tmp_path / "run"),
+            "-om", str(tmp_path / "plain" / "model.pt"),
+            "-nr", "2",
+            "-q",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "plain" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()  # nothing ran

@@ -80,6 +80,9 @@ class CorePool:
         #: Sets that also receive every processor of a node whose free memory changed (only
         #: orderings keyed by node memory need this).
         self.node_listeners: list[set[int]] = []
+        #: Sets that receive the id of every node whose free cores or free memory changed
+        #: (the fit index's aggregates).
+        self.node_change_listeners: list[set[int]] = []
         self.reset()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -109,6 +112,8 @@ class CorePool:
         self._changed: set[int] = set()
         for listener in self.listeners + self.node_listeners:
             listener.update(range(len(self.proc_cores)))
+        for listener in self.node_change_listeners:
+            listener.update(range(len(self.node_capacity)))
 
     # --- derived per-core figures -----------------------------------------------------
     @property
@@ -164,6 +169,8 @@ class CorePool:
         self.free_count -= 1
         for listener in self.listeners:
             listener.add(proc)
+        for listener in self.node_change_listeners:
+            listener.add(node)
         if mem:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
@@ -180,8 +187,9 @@ class CorePool:
         self.proc_demand[proc] -= self.core_bw[core]
         mem = self.core_mem[core]
         self.node_busy[node] -= 1
+        before = self.node_free_mem[node]
         if self.node_busy[node]:
-            self.node_free_mem[node] += mem
+            self.node_free_mem[node] = before + mem
         else:  # idle node: exact capacity, whatever rounding the sums left
             self.node_free_mem[node] = self.node_capacity[node]
         self.core_mem[core] = 0.0
@@ -189,7 +197,9 @@ class CorePool:
         self.free_count += 1
         for listener in self.listeners:
             listener.add(proc)
-        if mem:
+        for listener in self.node_change_listeners:
+            listener.add(node)
+        if mem or self.node_free_mem[node] != before:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
 

@@ -8,8 +8,8 @@ this before picking any core, so a job blocked on memory while cores are free co
 comparisons per decision point instead of a full pick-and-roll-back.
 
 Kept for a few watched task sizes (least recently asked dropped first), refreshed lazily from
-the nodes the pool reports as changed (each change is processed once per size): each node's
-task count and their sum.
+the nodes the pool reports as changed, only when that size is asked about: each node's task
+count and their sum.
 """
 
 from __future__ import annotations
@@ -25,15 +25,18 @@ _SLACK = 1e-9
 
 
 class _SizeTracker:
-    """For one task size: each node's task count and their total."""
+    """For one task size: each node's task count, their total, and the nodes changed since."""
 
-    __slots__ = ("mem", "need", "counts", "total")
+    __slots__ = ("mem", "need", "counts", "total", "dirty")
 
     def __init__(self, pool: CorePool, mem: float) -> None:
         self.mem = mem
         self.need = mem - MEM_TOL
         self.counts = [self.tasks(pool, node) for node in range(len(pool.node_cores))]
         self.total = sum(self.counts)
+        #: Nodes whose free cores or memory changed since the counts were last brought up to
+        #: date (filled by the pool, emptied by :meth:`refresh`).
+        self.dirty: set[int] = set()
 
     def tasks(self, pool: CorePool, node: int) -> int:
         """Tasks of this size ``node`` can take now: the pick loop's test, solved in closed form
@@ -49,10 +52,14 @@ class _SizeTracker:
         count = int(spare / self.mem + _SLACK) + 1
         return count if count < free else free
 
-    def update(self, pool: CorePool, node: int) -> None:
-        count = self.tasks(pool, node)
-        self.total += count - self.counts[node]
-        self.counts[node] = count
+    def refresh(self, pool: CorePool) -> None:
+        counts, tasks, total = self.counts, self.tasks, self.total
+        for node in self.dirty:
+            count = tasks(pool, node)
+            total += count - counts[node]
+            counts[node] = count
+        self.total = total
+        self.dirty.clear()
 
 
 class FitIndex:
@@ -60,44 +67,38 @@ class FitIndex:
 
     The resource manager watches a size once an attempt with it has failed: jobs that fit are
     never slowed down by the index, and a blocked job is re-attempted only once its size fits.
+    Each watched size hears of changed nodes (a set insertion per change) and recounts them
+    only when asked about.
     """
 
     def __init__(self, pool: CorePool) -> None:
         self.pool = pool
-        self.dirty: set[int] = set()
-        pool.node_change_listeners.append(self.dirty)
         self.tracked: dict[float, _SizeTracker] = {}
+
+    def _forget(self, tracker: _SizeTracker) -> None:
+        listeners = self.pool.node_change_listeners
+        listeners[:] = [s for s in listeners if s is not tracker.dirty]
 
     def rebuild(self) -> None:
         """Forget every watched size (after :meth:`CorePool.reset`)."""
+        for tracker in self.tracked.values():
+            self._forget(tracker)
         self.tracked.clear()
-        self.dirty.clear()
 
     def watch(self, mem: float) -> None:
         """Keep per-node counts for tasks of ``mem`` MB from now on (least recently asked
         size dropped beyond :data:`MAX_TRACKED`)."""
-        if mem in self.tracked:
+        tracked = self.tracked
+        if mem in tracked:
             return
-        self.refresh()
-        if len(self.tracked) >= MAX_TRACKED:
-            del self.tracked[next(iter(self.tracked))]
-        self.tracked[mem] = _SizeTracker(self.pool, mem)
+        if len(tracked) >= MAX_TRACKED:
+            self._forget(tracked.pop(next(iter(tracked))))
+        tracker = tracked[mem] = _SizeTracker(self.pool, mem)
+        self.pool.node_change_listeners.append(tracker.dirty)
 
     def watching(self, mem: float) -> bool:
+        """Whether ``mem`` is a watched task size."""
         return mem in self.tracked
-
-    def refresh(self) -> None:
-        """Fold in the nodes changed since the last call."""
-        dirty = self.dirty
-        if not dirty:
-            return
-        trackers = self.tracked.values()
-        if trackers:
-            pool = self.pool
-            for node in dirty:
-                for tracker in trackers:
-                    tracker.update(pool, node)
-        dirty.clear()
 
     def fits(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each can be placed now; exact (up to a
@@ -110,5 +111,6 @@ class FitIndex:
         if tracker is None:
             return True
         tracked[mem] = tracker  # most recently asked last
-        self.refresh()
+        if tracker.dirty:
+            tracker.refresh(self.pool)
         return tracker.total >= res

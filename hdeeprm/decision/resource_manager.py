@@ -158,6 +158,19 @@ class _RankedTree:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
+        proc, _ = self.pick_run(mem, 1)
+        return None if proc is None else self.pool.proc_free[proc][0]
+
+    def pick_run(self, mem: float, limit: int) -> tuple[int | None, int]:
+        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
+        ``limit``) one-at-a-time picks it would win in a row.
+
+        Taking a core from the best processor changes nothing about the processors ranked
+        before it (still full, or on a node still short of memory) and not its rank, so it stays
+        the best while it has a free core and its node the memory: its run is the number of
+        tasks the node's free memory admits (the pick loop's test, replayed in the same float
+        order as :meth:`CorePool.take`), capped by its free cores and ``limit``.
+        """
         pool, tree = self.pool, self.tree
         free = pool.proc_free
         dirty = self.dirty
@@ -168,8 +181,20 @@ class _RankedTree:
                 if r >= 0:
                     tree.set(r, node_free_mem[proc_node[p]] if free[p] else NEG_INF)
             dirty.clear()
-        r = tree.leftmost_at_least(mem - MEM_TOL)
-        return None if r is None else free[self.order[r]][0]
+        need = mem - MEM_TOL
+        r = tree.leftmost_at_least(need)
+        if r is None:
+            return None, 0
+        proc = self.order[r]
+        count = min(limit, len(free[proc]))
+        if mem > 0.0 and count > 1:
+            left = pool.node_free_mem[pool.proc_node[proc]] - mem
+            run = 1
+            while run < count and left >= need:
+                left -= mem
+                run += 1
+            count = run
+        return proc, count
 
 
 class ResourceManager:
@@ -301,25 +326,36 @@ class ResourceManager:
         pool = self.pool
         if res > pool.free_count:
             return None
+        ranked: _RankedTree | None = None
         if policy == "random":  # its attempts consume seeded draws: always attempted
             pick = self._pick_random
         else:
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1
                 return None
-            pick = self._heap(policy).pick
+            structure = self._heap(policy)
+            pick = structure.pick
+            if isinstance(structure, _RankedTree):
+                ranked = structure
         self.nb_attempts += 1
         taken: list[int] = []
-        for _ in range(res):
-            core = pick(mem)
-            if core is None:
-                for c in taken:
-                    pool.give(c)
-                pool.settle(taken, now)
-                if policy != "random":
-                    self.fit.watch(mem)  # from now on, attempted only when it fits
-                return None
-            pool.take(core, job_id, mem, mem_bw)
-            taken.append(core)
+        if ranked is not None:  # static key: whole runs of picks per processor
+            while len(taken) < res:
+                proc, count = ranked.pick_run(mem, res - len(taken))
+                if proc is None:
+                    break
+                taken.extend(pool.take_run(proc, count, job_id, mem, mem_bw))
+        else:
+            for _ in range(res):
+                core = pick(mem)
+                if core is None:
+                    break
+                pool.take(core, job_id, mem, mem_bw)
+                taken.append(core)
+        if len(taken) < res:  # roll back: the pool is as it was
+            pool.release(taken, now)
+            if policy != "random":
+                self.fit.watch(mem)  # from now on, attempted only when it fits
+            return None
         pool.settle(taken, now)
         return taken

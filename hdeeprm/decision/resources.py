@@ -175,6 +175,42 @@ class CorePool:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
 
+    def take_run(self, proc: int, count: int, job_id: str, mem: float, mem_bw: float) -> list[int]:
+        """Give the ``count`` lowest free cores of ``proc`` to tasks of ``job_id``, in ascending
+        order: the same state as ``count`` calls of :meth:`take` (floats summed in the same
+        order), with one notification per listener instead of one per core."""
+        free = self.proc_free[proc]
+        cores = free[:count]
+        del free[:count]
+        node = self.proc_node[proc]
+        free_cores, free_index = self.free_cores, self.free_index
+        core_job, core_mem, core_bw = self.core_job, self.core_mem, self.core_bw
+        demand, free_mem = self.proc_demand[proc], self.node_free_mem[node]
+        for core in cores:
+            index, last = free_index[core], free_cores.pop()
+            if last != core:
+                free_cores[index] = last
+                free_index[last] = index
+            free_index[core] = -1
+            core_job[core] = job_id
+            core_mem[core] = mem
+            core_bw[core] = mem_bw
+            demand += mem_bw
+            free_mem -= mem
+        self.proc_demand[proc] = demand
+        self.node_free_mem[node] = free_mem
+        self.proc_busy[proc] += count
+        self.node_busy[node] += count
+        self.free_count -= count
+        for listener in self.listeners:
+            listener.add(proc)
+        for listener in self.node_change_listeners:
+            listener.add(node)
+        if mem:
+            for listener in self.node_listeners:
+                listener.update(self.node_procs[node])
+        return cores
+
     def give(self, core: int) -> None:
         """Free ``core`` (capacities only; see :meth:`settle`)."""
         proc = self.core_proc[core]
@@ -265,8 +301,52 @@ class CorePool:
     def release(self, cores: Iterable[int], now: float) -> None:
         """Free the cores of a finished job and update P-states around them."""
         cores = list(cores)
+        # give() per core, inlined: same float sums in the same order, but each listener hears
+        # of a processor or node once.
+        core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
+        free_cores, free_index, core_job = self.free_cores, self.free_index, self.core_job
+        core_mem, core_bw, proc_demand = self.core_mem, self.core_bw, self.proc_demand
+        proc_busy = self.proc_busy
+        node_busy, node_free_mem, node_capacity = (
+            self.node_busy,
+            self.node_free_mem,
+            self.node_capacity,
+        )
+        procs: set[int] = set()
+        nodes: set[int] = set()
+        mem_nodes: set[int] = set()
         for core in cores:
-            self.give(core)
+            proc = core_proc[core]
+            node = proc_node[proc]
+            insort(proc_free[proc], core)
+            free_index[core] = len(free_cores)
+            free_cores.append(core)
+            core_job[core] = None
+            proc_busy[proc] -= 1
+            proc_demand[proc] -= core_bw[core]
+            mem = core_mem[core]
+            node_busy[node] -= 1
+            before = node_free_mem[node]
+            if node_busy[node]:
+                node_free_mem[node] = before + mem
+            else:  # idle node: exact capacity, whatever rounding the sums left
+                node_free_mem[node] = node_capacity[node]
+            core_mem[core] = 0.0
+            core_bw[core] = 0.0
+            procs.add(proc)
+            nodes.add(node)
+            if mem or node_free_mem[node] != before:
+                mem_nodes.add(node)
+        self.free_count += len(cores)
+        for listener in self.listeners:
+            listener.update(procs)
+        for listener in self.node_change_listeners:
+            listener.update(nodes)
+        if mem_nodes:
+            node_procs = self.node_procs
+            for listener in self.node_listeners:
+                for node in mem_nodes:
+                    listener.update(node_procs[node])
         self.settle(cores, now)
 
     def drain(self) -> list[SetResourceState]:

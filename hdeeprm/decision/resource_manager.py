@@ -141,7 +141,7 @@ class _RankedTree:
         for r, p in enumerate(self.order):
             self.rank[p] = r
         self.dirty: set[int] = set()
-        pool.listeners.append(self.dirty)
+        pool.free_listeners.append(self.dirty)
         pool.node_listeners.append(self.dirty)
         self.rebuild()
 

@@ -72,6 +72,8 @@ class CorePool:
             [c for p in n.processors for c in self.proc_cores[p.id]] for n in nodes
         ]
         self.node_capacity: list[float] = [n.memory_mb for n in nodes]
+        #: Demand above which a processor is over-subscribed (capacity + relative tolerance).
+        self._bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
         self._peak_arr = np.asarray(self.core_peak, dtype=float)
         self._power_arr = np.asarray(self.core_power, dtype=float)
         #: Sets that receive the id of every processor whose own state changed (free cores,
@@ -80,6 +82,9 @@ class CorePool:
         #: Sets that also receive every processor of a node whose free memory changed (only
         #: orderings keyed by node memory need this).
         self.node_listeners: list[set[int]] = []
+        #: Sets that receive the id of every processor whose free cores changed (not its
+        #: demand: orderings that only care whether a processor has a free core).
+        self.free_listeners: list[set[int]] = []
         #: Sets that receive the id of every node whose free cores or free memory changed
         #: (the fit index's aggregates).
         self.node_change_listeners: list[set[int]] = []
@@ -110,7 +115,7 @@ class CorePool:
         #: Bandwidth over-subscription episodes: ``[processor id, start, end or None]``.
         self.episodes: list[list[float | int | None]] = []
         self._changed: set[int] = set()
-        for listener in self.listeners + self.node_listeners:
+        for listener in self.listeners + self.node_listeners + self.free_listeners:
             listener.update(range(len(self.proc_cores)))
         for listener in self.node_change_listeners:
             listener.update(range(len(self.node_capacity)))
@@ -169,6 +174,8 @@ class CorePool:
         self.free_count -= 1
         for listener in self.listeners:
             listener.add(proc)
+        for listener in self.free_listeners:
+            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
         if mem:
@@ -204,6 +211,8 @@ class CorePool:
         self.free_count -= count
         for listener in self.listeners:
             listener.add(proc)
+        for listener in self.free_listeners:
+            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
         if mem:
@@ -233,6 +242,8 @@ class CorePool:
         self.free_count += 1
         for listener in self.listeners:
             listener.add(proc)
+        for listener in self.free_listeners:
+            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
         if mem or self.node_free_mem[node] != before:
@@ -245,31 +256,33 @@ class CorePool:
         Demands are summed again from the per-core values in core order, so rounding never
         accumulates over a long simulation.
         """
-        procs = sorted({self.core_proc[c] for c in cores})
+        core_proc = self.core_proc
+        procs = sorted({core_proc[c] for c in cores})
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
         for listener in self.listeners:
             listener.update(procs)
         for proc in procs:
             demand = 0.0
             busy = 0
-            members = self.proc_cores[proc]
+            members = proc_cores[proc]
             for c in members:
                 if core_job[c] is not None:
                     busy += 1
                     demand += core_bw[c]
-            self.proc_demand[proc] = demand
-            self.proc_busy[proc] = busy
-            capacity = self.proc_mem_bw[proc]
-            over = demand > capacity + BW_REL_TOL * max(capacity, 1.0)
+            proc_demand[proc] = demand
+            proc_busy[proc] = busy
+            over = demand > bw_limit[proc]
             running = P1 if over else P0
             idle = P2 if busy else P3
             for c in members:
-                new = running if core_job[c] is not None else idle
+                new = idle if core_job[c] is None else running
                 if new != pstate[c]:
                     pstate[c] = new
                     changed.add(c)
-            if over != self._over[proc]:
-                self._over[proc] = over
+            if over != over_now[proc]:
+                over_now[proc] = over
                 self._episode(proc, over, now)
 
     def _episode(self, proc: int, started: bool, now: float) -> None:
@@ -315,9 +328,15 @@ class CorePool:
         procs: set[int] = set()
         nodes: set[int] = set()
         mem_nodes: set[int] = set()
+        last_proc = -1
+        node = -1
         for core in cores:
             proc = core_proc[core]
-            node = proc_node[proc]
+            if proc != last_proc:  # a job's cores come in runs per processor
+                last_proc = proc
+                node = proc_node[proc]
+                procs.add(proc)
+                nodes.add(node)
             insort(proc_free[proc], core)
             free_index[core] = len(free_cores)
             free_cores.append(core)
@@ -333,12 +352,10 @@ class CorePool:
                 node_free_mem[node] = node_capacity[node]
             core_mem[core] = 0.0
             core_bw[core] = 0.0
-            procs.add(proc)
-            nodes.add(node)
             if mem or node_free_mem[node] != before:
                 mem_nodes.add(node)
         self.free_count += len(cores)
-        for listener in self.listeners:
+        for listener in self.free_listeners:  # self.listeners hear of them in settle()
             listener.update(procs)
         for listener in self.node_change_listeners:
             listener.update(nodes)

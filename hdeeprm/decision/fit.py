@@ -96,10 +96,6 @@ class FitIndex:
         tracker = tracked[mem] = _SizeTracker(self.pool, mem)
         self.pool.node_change_listeners.append(tracker.dirty)
 
-    def watching(self, mem: float) -> bool:
-        """Whether ``mem`` is a watched task size."""
-        return mem in self.tracked
-
     def fits(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each can be placed now; exact (up to a
         rounding-level "yes" at the boundary) for a watched size, ``True`` for any other

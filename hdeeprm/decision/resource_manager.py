@@ -226,10 +226,12 @@ class ResourceManager:
         self._uniform = UniformStream(rng)
 
     def reset(self) -> None:
-        """Rebuild the ordered structures (after the pool was reset)."""
+        """Rebuild the ordered structures (after the pool was reset); zero the counters."""
         for heap in self._heaps.values():
             heap.rebuild()
         self.fit.rebuild()
+        self.nb_attempts = 0
+        self.nb_refused = 0
 
     def _primary(self, policy: str) -> Callable[[int], float]:
         pool = self.pool
@@ -260,8 +262,9 @@ class ResourceManager:
         return heap
 
     def can_fit(self, res: int, mem: float) -> bool:
-        """Whether ``res`` tasks of ``mem`` MB each can be placed now, by any core policy
-        (cores and memory per node; no core is touched)."""
+        """Whether ``res`` tasks of ``mem`` MB each can be placed now, by any core policy, without
+        touching a core: exact for a task size an attempt failed with before (cores and memory
+        per node), otherwise only the free core count is checked."""
         return self.fit.fits(res, mem)
 
     def pick(self, policy: str, mem: float) -> int | None:
@@ -352,7 +355,7 @@ class ResourceManager:
                     break
                 pool.take(core, job_id, mem, mem_bw)
                 taken.append(core)
-        if len(taken) < res:  # roll back: the pool is as it was
+        if len(taken) < res:  # roll back the cores taken
             pool.release(taken, now)
             if policy != "random":
                 self.fit.watch(mem)  # from now on, attempted only when it fits

@@ -1,7 +1,8 @@
 """Does a classic replay stay linear as traces grow? Jobs/s on prefixes of big, loaded traces.
 
 Usage: ``python benchmarks/scaling.py [--traces ricc,lcg,gaia] [--sizes 10000,20000,40000,all]
-[--pair shortest-high_gflops] [--traces-dir DIR] [--keep-out DIR]``.
+[--pair shortest-high_gflops] [--traces-dir DIR] [--keep-out DIR]`` (``DIR`` defaults to
+``$HDEEPRM_TRACES``, else ``../shared/traces`` beside the repository).
 
 For each trace and each prefix (the first N usable jobs, or ``all``), one subprocess converts
 the trace, replays it on the embedded engine with the workload manager and one classic policy
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import resource
 import shutil
 import subprocess
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = ROOT.parent / "shared" / "traces"
+DEFAULT_TRACES = Path(os.environ.get("HDEEPRM_TRACES") or ROOT.parent / "shared" / "traces")
 TRACES = {
     "ricc": ("RICC-2010-2.swf.gz", "ricc.json"),
     "lcg": ("LCG.swf.gz", "lcg.json"),

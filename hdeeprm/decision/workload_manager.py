@@ -37,6 +37,7 @@ from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecor
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
 from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
@@ -119,6 +120,8 @@ class WorkloadManager:
             carrying it.
         void_wakeup: seconds after which a void action asks to be called again when nothing
             else could wake the decision system (no running job, no job left to submit).
+        log_detail: log every repeated warning (each over-subscription start and end, each
+            rejection) instead of the first one and a summary at the end of the simulation.
     """
 
     def __init__(
@@ -130,6 +133,7 @@ class WorkloadManager:
         seed: int = 0,
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
+        log_detail: bool = False,
     ) -> None:
         if void_wakeup <= 0:
             raise ValueError("void_wakeup must be positive")
@@ -139,7 +143,14 @@ class WorkloadManager:
         self.seed = seed
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
-        self.pool = CorePool(platform)
+        self.pool = CorePool(platform, log_detail=log_detail)
+        self._rejections = WarningTally(
+            LOG,
+            "jobs rejected",
+            "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
+            "(%d cores, largest node %.3f MB)",
+            detail=log_detail,
+        )
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -153,6 +164,11 @@ class WorkloadManager:
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
         )
+        #: Objects told about every accepted submission (``submitted(record)``), start
+        #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
+        #: reward bookkeeping; kept across resets.
+        self.job_listeners: list[Any] = []
+        self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -175,6 +191,7 @@ class WorkloadManager:
         self._changed = False
         self._wakeup_at: float | None = None
         self._can_fit_cache: dict[tuple[int, float], bool] = {}
+        self._rejections.reset()
 
     @staticmethod
     def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -238,6 +255,86 @@ class WorkloadManager:
             "over_subscription_episodes": len(self.pool.episodes),
         }
 
+    # --- pickling -----------------------------------------------------------------------
+    # --- action mask --------------------------------------------------------------------
+    def fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.
+
+        Whatever core policy places them, each task takes one free core of a node with
+        ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
+        free memory // mem)``: the same answer for every core policy.
+        """
+        pool = self.pool
+        if res > pool.free_count:
+            return False
+        if mem <= self._mem_every_core:
+            return True
+        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
+        total = 0
+        for node in range(len(node_cores)):
+            free = len(node_cores[node]) - node_busy[node]
+            if free:
+                total += min(free, int((node_free_mem[node] + MEM_TOL) // mem))
+                if total >= res:
+                    return True
+        return False
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions may be chosen now (bool per action of the action space).
+
+        A pair is valid when the job its job policy chooses can start now (the ``random`` job
+        policy: when some queued job can); void is always valid. When nothing is valid (no
+        queued job fits and there is no void action) every action is, since each then does
+        the same: start nothing. Computing the mask draws no random number and changes no
+        decision.
+        """
+        groups = self._mask_groups
+        if groups is None:
+            groups = self._mask_groups = self._group_actions()
+        scheduler = self.job_scheduler
+        ordered = scheduler.sorted
+        if ordered is not None and scheduler:
+            # Quick answers from the sorted requests: every queued job fits, or none does.
+            free = self.pool.free_count
+            if ordered[1][-1] <= free and ordered[2][-1] <= self._mem_every_core:
+                return np.ones(len(self.actions), dtype=bool)
+            if ordered[1][0] > free:
+                return self._void_only()
+        mask = np.zeros(len(self.actions), dtype=bool)
+        for policy, indices in groups:
+            if policy is None or self._policy_fits(policy):
+                mask[indices] = True
+        if not mask.any():
+            mask[:] = True
+        return mask
+
+    def _void_only(self) -> np.ndarray:
+        """No queued job fits: only void, or every action when there is no void."""
+        if self.actions.has_void:
+            mask = np.zeros(len(self.actions), dtype=bool)
+            mask[-1] = True
+            return mask
+        return np.ones(len(self.actions), dtype=bool)
+
+    def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
+        """Action indices by job policy (void under ``None``): one feasibility test each."""
+        by_policy: dict[str | None, list[int]] = {}
+        for i, action in enumerate(self.actions):
+            by_policy.setdefault(action.job_policy, []).append(i)
+        return [(policy, np.array(idx)) for policy, idx in by_policy.items()]
+
+    def _policy_fits(self, policy: str) -> bool:
+        scheduler = self.job_scheduler
+        if policy != "random":
+            job = scheduler.peek(policy)
+            return job is not None and self.fits_now(job.res, job.mem)
+        smallest = scheduler.peek("smallest")
+        if smallest is None or smallest.res > self.pool.free_count:
+            return False
+        if self.fits_now(smallest.res, smallest.mem):
+            return True
+        return any(self.fits_now(job.res, job.mem) for job in scheduler.jobs)
+
     # --- message intake ---------------------------------------------------------------
     def can_ever_run(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each fit on the whole idle platform."""
@@ -275,6 +372,7 @@ class WorkloadManager:
                 self.no_more_jobs = True
             elif kind == ev.SIMULATION_ENDS:
                 self.pool.close_episodes(self.now)
+                self._rejections.summarise()
                 self.ended = True
             elif kind == ev.RESOURCE_STATE_CHANGED or kind == ev.JOB_KILLED:
                 # Nothing to do: P-states are already ours, and JOB_KILLED only acknowledges a
@@ -302,19 +400,20 @@ class WorkloadManager:
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
-            LOG.warning(
-                "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
-                "(%d cores, largest node %.3f MB)",
-                self.now,
-                record.id,
-                record.res,
-                record.mem,
-                self.pool.nb_cores,
-                self._max_node_mem,
-            )
+            if LOG.isEnabledFor(logging.WARNING):
+                self._rejections(
+                    self.now,
+                    record.id,
+                    record.res,
+                    record.mem,
+                    self.pool.nb_cores,
+                    self._max_node_mem,
+                )
             return
         self.job_scheduler.push(record)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.submitted(record)
 
     def _complete(self, job: Any) -> None:
         job_id = str(getattr(job, "id", job))
@@ -325,6 +424,8 @@ class WorkloadManager:
         self.nb_completed += 1
         self.pool.release(record.alloc, self.now)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.completed(record)
 
     # --- decisions --------------------------------------------------------------------
     def flush(self) -> list[Decision]:
@@ -377,6 +478,9 @@ class WorkloadManager:
                 self.running[job.id] = job
                 started.append(job)
             self.nb_started += len(started)
+            for listener in self.job_listeners:
+                for job in started:
+                    listener.started(job)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
         decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)

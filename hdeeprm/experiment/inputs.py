@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm import __version__
-from hdeeprm._atomic import json_text
+from hdeeprm._atomic import ensure_dir, json_text
 from hdeeprm._manifest import MANIFEST_FILE as MANIFEST_FILE
 from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
@@ -132,7 +132,7 @@ def prepare_inputs(
             generate but did not write (nothing is written then).
     """
     out = Path(output_dir) if output_dir is not None else options.base_dir
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out)
     manifest = Manifest.load(out)
     custom_path = Path(custom_workload).resolve() if custom_workload is not None else None
 
@@ -207,6 +207,8 @@ def prepare_inputs(
         else:
             limits_key = {
                 "custom_workload": file_sha256(workload_path),
+                # The path lets the analysis tools find the workload of a -cw run (mem_bubbles).
+                "path": str(workload_path),
                 "limits_beside": file_sha256(beside) if beside.is_file() else None,
                 "hdeeprm": __version__,
             }

@@ -247,9 +247,7 @@ def sweep_from_json(
     values: dict[str, list[Any]] = {}
     for axis in AXES:
         if axis in grid:
-            values[axis] = _axis_values(
-                where_file, axis, grid[axis], base, base_options, learning
-            )
+            values[axis] = _axis_values(where_file, axis, grid[axis], base, base_options, learning)
     axes = tuple(values)
 
     sweep = Sweep(source, out, axes)
@@ -298,7 +296,7 @@ def _axis_values(
                     path,
                     f"{where}[{index}]",
                     f"got {json.dumps(item)}; expected 'JOBPOLICY-COREPOLICY' from the action "
-                    f"space ({len(allowed)} pairs, e.g. {allowed[0]}) or \"all\"",
+                    f'space ({len(allowed)} pairs, e.g. {allowed[0]}) or "all"',
                 )
     elif axis == "objective":
         if not learning:
@@ -323,8 +321,12 @@ def _axis_values(
                 raise _fail(path, f"{where}[{index}]", f"expected an integer >= 0, got {item!r}")
     elif axis == "window":
         if options.synthetic_workload is not None:
-            raise _fail(path, where, "windows select jobs of a trace; the options generate a "
-                        "synthetic workload (use the seed axis instead)")
+            raise _fail(
+                path,
+                where,
+                "windows select jobs of a trace; the options generate a "
+                "synthetic workload (use the seed axis instead)",
+            )
         items = _check_list(path, where, raw)
         for index, item in enumerate(items):
             here = f"{where}[{index}]"
@@ -332,12 +334,16 @@ def _axis_values(
                 raise _fail(path, here, 'expected an object like {"start_job": 0, "nb_jobs": 1000}')
             for key, value in item.items():
                 if key not in WINDOW_KEYS:
-                    raise _fail(path, f"{here}.{key}", f"unknown key '{key}'; allowed keys: "
-                                f"{', '.join(WINDOW_KEYS)}")
+                    raise _fail(
+                        path,
+                        f"{here}.{key}",
+                        f"unknown key '{key}'; allowed keys: {', '.join(WINDOW_KEYS)}",
+                    )
                 low = 0 if key == "start_job" else 1
                 if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                    raise _fail(path, f"{here}.{key}", f"expected an integer >= {low}, got "
-                                f"{value!r}")
+                    raise _fail(
+                        path, f"{here}.{key}", f"expected an integer >= {low}, got {value!r}"
+                    )
     else:  # platform, trace: files
         items = _check_list(path, where, raw)
         resolved = []
@@ -350,8 +356,12 @@ def _axis_values(
                 raise _fail(path, here, f"file not found: {file}")
             resolved.append(file)
         if axis == "trace" and options.synthetic_workload is not None:
-            raise _fail(path, where, "the options generate a synthetic workload; remove "
-                        "synthetic_workload from them to sweep traces")
+            raise _fail(
+                path,
+                where,
+                "the options generate a synthetic workload; remove "
+                "synthetic_workload from them to sweep traces",
+            )
         items = resolved
     _check_unique(path, where, items, [_slug(v) for v in items])
     return items

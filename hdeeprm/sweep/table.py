@@ -87,8 +87,9 @@ def write_plots(sweep: Sweep, records: Sequence[dict[str, Any]], folder: str | P
     done = [r for r in records if r["status"] == "done"]
     if not done:
         return None
-    summaries = [summarize_run(Path(sweep.output_dir) / "runs" / r["run_id"], r["run_id"])
-                 for r in done]
+    summaries = [
+        summarize_run(Path(sweep.output_dir) / "runs" / r["run_id"], r["run_id"]) for r in done
+    ]
     if len(summaries) > MAX_BARS and "policy_pair" in sweep.axes:
         summaries = _mean_by_pair(done, summaries)
     shown = summaries[:MAX_BARS]

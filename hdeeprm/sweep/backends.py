@@ -13,8 +13,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from typing import Any, Protocol
 
-from hdeeprm.errors import InputError
-
 
 class Backend(Protocol):
     """A pool of workers running tasks."""
@@ -124,26 +122,10 @@ class RayBackend:
     name = "ray"
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise InputError(
-                "--ray needs Ray: pip install 'hdeeprm[ray]' (or pip install 'ray[default]')"
-            ) from None
-        self._ray = ray
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
-        if address is None:
-            if workers is not None:
-                kwargs["num_cpus"] = workers
-        else:
-            kwargs["address"] = address
-        self._owned = not ray.is_initialized()
-        if self._owned:
-            # Workers import hdeeprm from wherever the driver does (a source checkout too).
-            pythonpath = os.pathsep.join(
-                p for p in (os.environ.get("PYTHONPATH", ""), _package_root()) if p
-            )
-            ray.init(runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, **kwargs)
+        from hdeeprm.sweep._ray import ensure_ray, import_ray
+
+        ray = self._ray = import_ray()
+        self._owned = ensure_ray(address, workers if address is None else None)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = min(cpus, workers) if workers else cpus
         self._remote: dict[Callable[..., Any], Any] = {}
@@ -167,13 +149,6 @@ class RayBackend:
     def close(self) -> None:
         if self._owned:
             self._ray.shutdown()
-
-
-def _package_root() -> str:
-    """The folder holding the ``hdeeprm`` package being run."""
-    import hdeeprm
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(hdeeprm.__file__)))
 
 
 def make_backend(jobs: int | None = None, ray: str | None = None) -> Backend:

@@ -21,6 +21,8 @@ Format (JSON; relative paths are resolved against the sweep file's folder, ``$VA
   the order ``platform, trace, window, seed, objective, policy_pair``. An axis that is absent
   keeps the base options' value.
 * ``output_dir``: the sweep folder (default: the sweep file's name without ``.json``, beside it).
+* ``custom_workload``: a Batsim ``workload.json`` used instead of the options' trace (``-cw``
+  of ``hdeeprm-launch``); the ``trace`` and ``window`` axes then do not apply.
 * ``agent_file`` / ``episodes``: for LEARNING agents only (``-a`` and ``-nr`` of
   ``hdeeprm-launch``); ``objective`` is only a grid axis for them, as a fixed policy pair
   schedules the same way whatever the objective.
@@ -47,7 +49,7 @@ from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
 from hdeeprm.options import OBJECTIVES, Options, options_from_json
 
-SWEEP_KEYS = ("options", "output_dir", "grid", "agent_file", "episodes")
+SWEEP_KEYS = ("options", "output_dir", "grid", "custom_workload", "agent_file", "episodes")
 #: Grid axes, in the order the product is taken (the last one varies fastest).
 AXES = ("platform", "trace", "window", "seed", "objective", "policy_pair")
 #: Axes whose values change the generated inputs (platform.xml, workload.json, ...).
@@ -83,6 +85,7 @@ class RunSpec:
     inputs_dir: str
     agent_file: str | None = None
     episodes: int = 1
+    custom_workload: str | None = None
 
     def load_options(self) -> Options:
         """The validated options of this run (anchored at its run folder)."""
@@ -90,9 +93,10 @@ class RunSpec:
 
     def fingerprint(self) -> str:
         """Identity of the run's work: a finished run is reused only when this matches."""
-        doc = {"options": self.options, "episodes": self.episodes}
-        if self.agent_file is not None:
-            doc["agent_sha256"] = hashlib.sha256(Path(self.agent_file).read_bytes()).hexdigest()
+        doc: dict[str, Any] = {"options": self.options, "episodes": self.episodes}
+        for key, file in (("agent", self.agent_file), ("custom_workload", self.custom_workload)):
+            if file is not None:
+                doc[key] = hashlib.sha256(Path(file).read_bytes()).hexdigest()
         text = json.dumps(doc, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -216,6 +220,25 @@ def sweep_from_json(
         raise _fail(where_file, "output_dir", "expected a folder path")
     out = _resolve(out_raw, base) if output_dir is None else Path(output_dir).resolve()
 
+    custom_workload = raw.get("custom_workload")
+    if custom_workload is not None:
+        if not isinstance(custom_workload, str) or not custom_workload:
+            raise _fail(where_file, "custom_workload", "expected the path of a Batsim workload")
+        if not _resolve(custom_workload, base).is_file():
+            raise _fail(
+                where_file,
+                "custom_workload",
+                f"file not found: {_resolve(custom_workload, base)}",
+            )
+        custom_workload = str(_resolve(custom_workload, base))
+    elif base_options.workload_file_path is None and base_options.synthetic_workload is None:
+        raise _fail(
+            where_file,
+            "options",
+            "no workload: the options need workload_file_path or synthetic_workload, or give "
+            "the sweep a custom_workload",
+        )
+
     learning = base_options.agent.type == "LEARNING"
     agent_file = raw.get("agent_file")
     episodes = raw.get("episodes", 1)
@@ -249,6 +272,14 @@ def sweep_from_json(
         if axis in grid:
             values[axis] = _axis_values(where_file, axis, grid[axis], base, base_options, learning)
     axes = tuple(values)
+    if custom_workload is not None:
+        for axis in ("trace", "window"):
+            if axis in values:
+                raise _fail(
+                    where_file,
+                    f"grid.{axis}",
+                    "does not apply with custom_workload (a fixed Batsim workload)",
+                )
 
     sweep = Sweep(source, out, axes)
     for combo in itertools.product(*(values[a] for a in axes)):
@@ -270,6 +301,7 @@ def sweep_from_json(
                 inputs_dir=str(out / "inputs" / (input_key or "default")),
                 agent_file=agent_file,
                 episodes=episodes,
+                custom_workload=custom_workload,
             )
         )
     return sweep

@@ -2,8 +2,8 @@
 
 One row per run, in grid order: ``run_id``, ``status``, the grid values, the metrics of
 ``hdeeprm-metrics`` (read back from the run's Batsim outputs), the run's counters, ``error``
-for failed runs, and ``wall_time``/``host`` (the only columns that depend on where and when a
-run ran).
+for failed runs, and ``wall_time``, ``cpu_time`` and ``host``: the only columns that depend
+on where and when a run ran.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ CSV_FILE = "results.csv"
 PARQUET_FILE = "results.parquet"
 PLOT_FILE = "metrics.png"
 #: Columns that vary with the machine and the moment, not with the run.
-TIMING_COLUMNS = ("wall_time", "host")
+TIMING_COLUMNS = ("wall_time", "cpu_time", "host")
 #: Beyond this many runs the bar chart would be unreadable: runs are averaged per policy pair.
 MAX_BARS = 40
 
@@ -54,6 +54,7 @@ def results_frame(sweep: Sweep, records: Sequence[dict[str, Any]]) -> pd.DataFra
             row[key] = math.nan if value is None else value
         row["error"] = record.get("error") or ""
         row["wall_time"] = timing.get("wall_time", math.nan)
+        row["cpu_time"] = timing.get("cpu_time", math.nan)
         row["host"] = timing.get("host", "")
         rows.append(row)
     return pd.DataFrame(rows)

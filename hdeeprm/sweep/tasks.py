@@ -60,11 +60,17 @@ def prepare_task(inputs_dir: str, run: RunSpec) -> dict[str, Any]:
     concurrent runs never race on ``platform.xml`` or ``workload.json``.
     """
     from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.options import options_from_json
 
     start = time.perf_counter()
     try:
         _check_visible(inputs_dir)
-        inputs = prepare_inputs(run.load_options(), inputs_dir)
+        # The options used are kept beside the inputs, so errors name a file that exists.
+        source = Path(inputs_dir) / OPTIONS_FILE
+        Path(inputs_dir).mkdir(parents=True, exist_ok=True)
+        write_json(source, run.options, indent=1)
+        options = options_from_json(run.options, source)
+        inputs = prepare_inputs(options, inputs_dir, custom_workload=run.custom_workload)
         return {
             "inputs_dir": inputs_dir,
             "ok": True,
@@ -103,7 +109,7 @@ def _load_inputs(run: RunSpec) -> tuple[Any, Any]:
     if cached is not None and cached[0] == stamp:
         inputs, sim_platform = cached[1], cached[2]
         return dataclasses.replace(inputs, options=options, generated=[]), sim_platform
-    inputs = prepare_inputs(options, run.inputs_dir)
+    inputs = prepare_inputs(options, run.inputs_dir, custom_workload=run.custom_workload)
     sim_platform = load_platform_xml(inputs.platform_xml)
     _CACHE.clear()  # one entry: a worker holds at most one workload in memory
     _CACHE[run.inputs_dir] = (stamp, inputs, sim_platform)
@@ -112,7 +118,7 @@ def _load_inputs(run: RunSpec) -> tuple[Any, Any]:
 
 def run_task(run: RunSpec) -> dict[str, Any]:
     """Carry out one run in its folder and return its record (also its ``result.json``)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = Path(run.run_dir)
     record: dict[str, Any] = {
         "version": RESULT_VERSION,
@@ -144,7 +150,11 @@ def run_task(run: RunSpec) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             out.mkdir(parents=True, exist_ok=True)
             write_text(out / ERROR_FILE, traceback.format_exc())
-    record["timing"] = {"wall_time": time.perf_counter() - start, "host": socket.gethostname()}
+    record["timing"] = {
+        "wall_time": time.perf_counter() - start,
+        "cpu_time": time.process_time() - cpu,
+        "host": socket.gethostname(),
+    }
     if record["status"] == "done":
         write_json(out / RESULT_FILE, record, indent=1)  # the completion marker, last
     return record

@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 from sweep_helpers import (
     LEARNING_PLATFORM,
+    REPO,
     TRACE,
     deterministic,
     folder_files,
@@ -273,3 +274,38 @@ def test_plot_written(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     png = tmp_path / "sweep" / "metrics.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_learning_sweep_over_objectives(tmp_path: Path) -> None:
+    """LEARNING runs: objectives are an axis; each run trains and saves its own model.
+
+    Thesis 5.4.1 scenario (one decision per episode): the makespan objective's value is the
+    makespan of the last episode's schedule, read back from the run's out_jobs.csv."""
+    scenario = REPO / "thesis_experiments" / "learning"
+    path = _write(
+        tmp_path / "sweep.json",
+        {
+            "options": str(scenario / "options.json"),
+            "custom_workload": str(scenario / "workload.json"),
+            "agent_file": str(REPO / "agent_examples" / "reinforce.py"),
+            "episodes": 2,
+            "grid": {"objective": ["makespan", "energy_consumption"]},
+        },
+    )
+    sweep = load_sweep(path)
+    result = run_sweep(sweep, SerialBackend())
+    table = results_frame(sweep, result.records)
+    assert list(table["status"]) == ["done", "done"], table["error"].tolist()
+    assert list(table["episodes"]) == [2, 2]
+    assert table["objective_value"][0] == pytest.approx(table["makespan"][0], abs=1e-6)
+    assert table["objective_value"][1] == pytest.approx(table["energy_j"][1], rel=1e-9)
+    for run in sweep.runs:
+        assert (Path(run.run_dir) / "model.pt").is_file()
+        assert (Path(run.run_dir) / "training_log.csv").is_file()
+    bad = _write(
+        tmp_path / "bad.json",
+        {"options": str(scenario / "options.json"), "grid": {"seed": [1]}},
+    )
+    with pytest.raises(InputError) as err:
+        load_sweep(bad)
+    assert err.value.where == "options" and "no workload" in err.value.message

@@ -23,6 +23,10 @@ Format (JSON; relative paths are resolved against the sweep file's folder, ``$VA
 * ``output_dir``: the sweep folder (default: the sweep file's name without ``.json``, beside it).
 * ``custom_workload``: a Batsim ``workload.json`` used instead of the options' trace (``-cw``
   of ``hdeeprm-launch``); the ``trace`` and ``window`` axes then do not apply.
+* ``keep_files``: file-name patterns of the run outputs to keep in each run folder, e.g.
+  ``["out_jobs.csv", "out_schedule.csv"]`` (default: all). A whole-Gaia run writes about
+  50 MB, mostly time series; on a cluster the shared filesystem carries only what is kept.
+  The table's metrics are computed before the others are dropped.
 * ``agent_file`` / ``episodes``: for LEARNING agents only (``-a`` and ``-nr`` of
   ``hdeeprm-launch``); ``objective`` is only a grid axis for them, as a fixed policy pair
   schedules the same way whatever the objective.
@@ -49,7 +53,15 @@ from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
 from hdeeprm.options import OBJECTIVES, Options, options_from_json
 
-SWEEP_KEYS = ("options", "output_dir", "grid", "custom_workload", "agent_file", "episodes")
+SWEEP_KEYS = (
+    "options",
+    "output_dir",
+    "grid",
+    "custom_workload",
+    "keep_files",
+    "agent_file",
+    "episodes",
+)
 #: Grid axes, in the order the product is taken (the last one varies fastest).
 AXES = ("platform", "trace", "window", "seed", "objective", "policy_pair")
 #: Axes whose values change the generated inputs (platform.xml, workload.json, ...).
@@ -86,6 +98,8 @@ class RunSpec:
     agent_file: str | None = None
     episodes: int = 1
     custom_workload: str | None = None
+    #: File-name patterns of the outputs kept in the run folder (``None``: all).
+    keep_files: tuple[str, ...] | None = None
 
     def load_options(self) -> Options:
         """The validated options of this run (anchored at its run folder)."""
@@ -239,6 +253,20 @@ def sweep_from_json(
             "the sweep a custom_workload",
         )
 
+    keep_files = raw.get("keep_files")
+    if keep_files is not None:
+        if (
+            not isinstance(keep_files, list)
+            or not keep_files
+            or not all(isinstance(p, str) and p for p in keep_files)
+        ):
+            raise _fail(
+                where_file,
+                "keep_files",
+                'expected a non-empty list of file-name patterns, e.g. ["out_jobs.csv", "*.log"]',
+            )
+        keep_files = tuple(keep_files)
+
     learning = base_options.agent.type == "LEARNING"
     agent_file = raw.get("agent_file")
     episodes = raw.get("episodes", 1)
@@ -302,6 +330,7 @@ def sweep_from_json(
                 agent_file=agent_file,
                 episodes=episodes,
                 custom_workload=custom_workload,
+                keep_files=keep_files,
             )
         )
     return sweep

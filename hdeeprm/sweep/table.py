@@ -8,6 +8,7 @@ on where and when a run ran.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from hdeeprm._atomic import atomic_open
-from hdeeprm.analysis.metrics import METRICS
+from hdeeprm.analysis.metrics import METRICS, JobMetrics, RunSummary
 from hdeeprm.sweep.spec import AXES, Sweep
 
 CSV_FILE = "results.csv"
@@ -82,15 +83,13 @@ def write_plots(sweep: Sweep, records: Sequence[dict[str, Any]], folder: str | P
     Up to :data:`MAX_BARS` runs get one bar each; beyond, runs are grouped by policy pair
     (mean over the other axes) when the sweep varies the pair, else by run.
     """
-    from hdeeprm.analysis.metrics import plot_metrics, summarize_run
+    from hdeeprm.analysis.metrics import plot_metrics
     from hdeeprm.analysis.plots import save_figure
 
     done = [r for r in records if r["status"] == "done"]
     if not done:
         return None
-    summaries = [
-        summarize_run(Path(sweep.output_dir) / "runs" / r["run_id"], r["run_id"]) for r in done
-    ]
+    summaries = [_summary(sweep, r) for r in done]
     if len(summaries) > MAX_BARS and "policy_pair" in sweep.axes:
         summaries = _mean_by_pair(done, summaries)
     shown = summaries[:MAX_BARS]
@@ -102,9 +101,20 @@ def write_plots(sweep: Sweep, records: Sequence[dict[str, Any]], folder: str | P
     return path
 
 
-def _mean_by_pair(records: Sequence[dict[str, Any]], summaries: list[Any]) -> list[Any]:
-    import dataclasses
+def _summary(sweep: Sweep, record: dict[str, Any]) -> RunSummary:
+    """The run's :class:`RunSummary` rebuilt from its record (no run folder read again)."""
+    m = record["metrics"]
+    fields = [f.name for f in dataclasses.fields(JobMetrics) if f.name not in ("nb_jobs", "nb_ran")]
+    jobs = JobMetrics(
+        nb_jobs=int(m["jobs_ran"]),
+        nb_ran=int(m["jobs_ran"]),
+        **{name: math.nan if m[name] is None else float(m[name]) for name in fields},
+    )
+    path = Path(sweep.output_dir) / "runs" / record["run_id"]
+    return RunSummary(record["run_id"], path, float(m["energy_j"]), jobs)
 
+
+def _mean_by_pair(records: Sequence[dict[str, Any]], summaries: list[Any]) -> list[Any]:
     import numpy as np
 
     groups: dict[str, list[Any]] = {}

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import json
 import os
+import shutil
 import socket
+import tempfile
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
-from hdeeprm._atomic import write_json, write_text
+from hdeeprm._atomic import atomic_open, write_json, write_text
 from hdeeprm.sweep.spec import RunSpec
 
 RESULT_FILE = "result.json"
@@ -137,11 +140,16 @@ def run_task(run: RunSpec) -> dict[str, Any]:
             os.unlink(out / RESULT_FILE)  # a stale result must not survive a failed rerun
         write_json(out / OPTIONS_FILE, run.options, indent=1)
         inputs, sim_platform = _load_inputs(run)
-        if run.agent_file is not None:
-            extra = _learning_run(run, inputs)
-        else:
-            extra = _classic_run(run, inputs, sim_platform)
-        record["metrics"] = {**_folder_metrics(out), **extra}
+        # Outputs are written on this machine's disk first, then the kept ones are copied
+        # into the (possibly shared) run folder: a run that dies leaves nothing half-done
+        # there, and the shared filesystem only carries the files asked for.
+        with tempfile.TemporaryDirectory(prefix="hdeeprm-run-") as work:
+            if run.agent_file is not None:
+                extra = _learning_run(run, inputs, Path(work))
+            else:
+                extra = _classic_run(inputs, sim_platform, Path(work))
+            record["metrics"] = {**_folder_metrics(Path(work)), **extra}
+            _publish(Path(work), out, run.keep_files)
         record["status"] = "done"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(out / ERROR_FILE)
@@ -160,10 +168,22 @@ def run_task(run: RunSpec) -> dict[str, Any]:
     return record
 
 
-def _classic_run(run: RunSpec, inputs: Any, sim_platform: Any) -> dict[str, Any]:
+def _publish(work: Path, out: Path, keep: tuple[str, ...] | None) -> None:
+    """Copy the files of ``work`` matching ``keep`` (all if ``None``) into ``out``, each
+    atomically."""
+    for path in sorted(work.iterdir()):
+        if not path.is_file():
+            continue
+        if keep is not None and not any(fnmatch.fnmatchcase(path.name, p) for p in keep):
+            continue
+        with open(path, "rb") as src, atomic_open(out / path.name, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def _classic_run(inputs: Any, sim_platform: Any, work: Path) -> dict[str, Any]:
     from hdeeprm.experiment.run import run_classic
 
-    result = run_classic(inputs, run.run_dir, sim_platform=sim_platform)
+    result = run_classic(inputs, work, sim_platform=sim_platform)
     m = result.metrics
     return {
         "nb_completed": m.nb_completed,
@@ -173,15 +193,14 @@ def _classic_run(run: RunSpec, inputs: Any, sim_platform: Any) -> dict[str, Any]
     }
 
 
-def _learning_run(run: RunSpec, inputs: Any) -> dict[str, Any]:
+def _learning_run(run: RunSpec, inputs: Any, work: Path) -> dict[str, Any]:
     from hdeeprm.training import run_learning
 
-    out = Path(run.run_dir)
     result = run_learning(
-        dataclasses.replace(inputs, output_dir=out),
+        dataclasses.replace(inputs, output_dir=work),
         agent_file=Path(run.agent_file or ""),
         in_model=None,
-        out_model=out / "model.pt",
+        out_model=work / "model.pt",
         nb_runs=run.episodes,
         progress=False,
         tensorboard=False,

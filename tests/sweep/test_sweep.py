@@ -29,6 +29,7 @@ from sweep_helpers import (
 )
 from sweep_helpers import write_json as _write
 
+from hdeeprm.analysis.metrics import summarize_run
 from hdeeprm.cli.sweep import main
 from hdeeprm.errors import InputError
 from hdeeprm.experiment import prepare_inputs
@@ -39,10 +40,12 @@ from hdeeprm.sweep import (
     ProcessBackend,
     SerialBackend,
     load_sweep,
+    read_result,
     results_frame,
     run_sweep,
     write_table,
 )
+from hdeeprm.sweep.table import _summary
 
 
 # --- expansion and validation -------------------------------------------------------------
@@ -274,6 +277,11 @@ def test_plot_written(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     png = tmp_path / "sweep" / "metrics.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The plot is drawn from the records, which hold exactly what hdeeprm-metrics reads.
+    sweep = load_sweep(path)
+    for run in sweep.runs:
+        record = read_result(run)
+        assert _summary(sweep, record) == summarize_run(run.run_dir, run.run_id)
 
 
 def test_learning_sweep_over_objectives(tmp_path: Path) -> None:
@@ -309,3 +317,23 @@ def test_learning_sweep_over_objectives(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_sweep(bad)
     assert err.value.where == "options" and "no workload" in err.value.message
+
+
+def test_keep_files(tmp_path: Path) -> None:
+    """Only the kept outputs reach the run folder; the metrics come from all of them."""
+    path = trace_sweep(tmp_path, ["shortest-low_power"], window=[{"start_job": 1, "nb_jobs": 2}])
+    doc = json.loads(path.read_text())
+    doc["keep_files"] = ["out_jobs.csv"]
+    _write(path, doc)
+    sweep = load_sweep(path)
+    result = run_sweep(sweep, SerialBackend())
+    files = sorted(p.name for p in Path(sweep.runs[0].run_dir).iterdir())
+    assert files == ["options.json", "out_jobs.csv", RESULT_FILE]
+    metrics = result.records[0]["metrics"]
+    assert metrics["makespan"] == pytest.approx(25.5, abs=1e-6)
+    assert metrics["energy_j"] > 0  # from out_schedule.csv, read before it was dropped
+    doc["keep_files"] = "out_jobs.csv"
+    _write(path, doc)
+    with pytest.raises(InputError) as err:
+        load_sweep(path)
+    assert err.value.where == "keep_files"

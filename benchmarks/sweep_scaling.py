@@ -44,7 +44,8 @@ def write_sweep(folder: Path, trace: Path, pairs: int, nb_jobs: int | None) -> P
     }
     if nb_jobs:
         options["nb_jobs"] = nb_jobs
-    names = options_from_json(options).env.action_names[:pairs]
+    names = options_from_json(options).env.action_names
+    names = names[:: max(1, len(names) // pairs)][:pairs]  # spread over the job policies
     (folder / "options.json").write_text(json.dumps(options))
     sweep = {"options": "options.json", "grid": {"policy_pair": names}}
     path = folder / "sweep.json"
@@ -84,7 +85,9 @@ def run_mode(mode: str, sweep_file: Path, out: Path, workers: int) -> tuple[floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--pairs", type=int, default=36, help="first N pairs only")
+    parser.add_argument(
+        "--pairs", type=int, default=36, help="N pairs spread over the 36 (every 36/N-th)"
+    )
     parser.add_argument("--modes", default="serial,processes,ray")
     parser.add_argument("--nb-jobs", type=int, default=None, help="first N jobs of the trace")
     parser.add_argument("--trace", type=Path, default=TRACE)

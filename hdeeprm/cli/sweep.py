@@ -16,7 +16,7 @@ from hdeeprm.errors import HDeepRMError
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option(
     "-j",
     "--jobs",
@@ -46,7 +46,7 @@ from hdeeprm.errors import HDeepRMError
 @click.option("--no-plots", is_flag=True, help="Do not draw the comparison plot.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 def main(
-    sweep_file: Path,
+    sweep_file: Path | None,
     jobs: int | None,
     ray_address: str | None,
     output_dir: Path | None,
@@ -55,6 +55,11 @@ def main(
     quiet: bool,
 ) -> None:
     """Run the sweep described by SWEEP_FILE (format: docs/sweep.md)."""
+    if sweep_file is None:
+        if ray_address is None or not ray_address.endswith(".json"):
+            raise click.UsageError("Missing argument 'SWEEP_FILE'.")
+        # "hdeeprm-sweep --ray sweep.json": the file was taken as --ray's address.
+        sweep_file, ray_address = Path(ray_address), "local"
     try:
         code = _sweep(sweep_file, jobs, ray_address, output_dir, list_only, no_plots, quiet)
     except HDeepRMError as exc:

@@ -245,13 +245,6 @@ def sweep_from_json(
                 f"file not found: {_resolve(custom_workload, base)}",
             )
         custom_workload = str(_resolve(custom_workload, base))
-    elif base_options.workload_file_path is None and base_options.synthetic_workload is None:
-        raise _fail(
-            where_file,
-            "options",
-            "no workload: the options need workload_file_path or synthetic_workload, or give "
-            "the sweep a custom_workload",
-        )
 
     keep_files = raw.get("keep_files")
     if keep_files is not None:
@@ -300,6 +293,14 @@ def sweep_from_json(
         if axis in grid:
             values[axis] = _axis_values(where_file, axis, grid[axis], base, base_options, learning)
     axes = tuple(values)
+    no_workload = base_options.workload_file_path is None and not base_options.synthetic_workload
+    if custom_workload is None and no_workload and "trace" not in values:
+        raise _fail(
+            where_file,
+            "options",
+            "no workload: the options need workload_file_path or synthetic_workload, or give "
+            "the sweep a custom_workload or a grid.trace axis",
+        )
     if custom_workload is not None:
         for axis in ("trace", "window"):
             if axis in values:

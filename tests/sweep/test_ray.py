@@ -114,3 +114,17 @@ def test_step_async_then_wait(tmp_path: Path, local_ray: None) -> None:
         assert not truncated.any()
     finally:
         env.close()
+
+
+def test_cli_ray_flag_before_the_file(tmp_path: Path, local_ray: None) -> None:
+    """``hdeeprm-sweep --ray sweep.json`` runs on Ray (the file is not taken as an address)."""
+    from click.testing import CliRunner
+
+    from hdeeprm.cli.sweep import main
+
+    path = synthetic_sweep(tmp_path, nb_jobs=20)
+    result = CliRunner().invoke(main, ["--ray", str(path), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    assert "backend ray with 2 worker(s)" in result.output
+    table = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert (table["status"] == "done").all() and len(table) == 6

@@ -109,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
             t_local = args.envs / measure(local, args.steps)
             local.close()
             for per_actor in (1, args.envs):
-                env = RayVectorEnv(cartpole, envs_per_actor=per_actor)
+                env = RayVectorEnv(
+                    cartpole, envs_per_actor=per_actor, num_cpus_per_actor=per_actor / args.envs
+                )
                 t_ray = args.envs / measure(env, args.steps)
                 env.close()
                 print(

@@ -89,6 +89,14 @@ class RayVectorEnv(VectorEnv):
         ensure_ray(address)
         self.num_envs = len(env_fns)
         self.autoreset_mode = AutoresetMode(autoreset_mode)
+        nb_actors = -(-self.num_envs // envs_per_actor)
+        cpus = float(ray.cluster_resources().get("CPU", 0.0))
+        if nb_actors * num_cpus_per_actor > cpus:
+            # Ray would wait forever for CPUs that do not exist: say so instead.
+            raise ValueError(
+                f"{nb_actors} actor(s) x {num_cpus_per_actor:g} CPU need more than the "
+                f"cluster's {cpus:g} CPU(s): raise envs_per_actor or lower num_cpus_per_actor"
+            )
         actor_class = ray.remote(num_cpus=num_cpus_per_actor)(EnvGroup)
         self._slices: list[slice] = []
         self._actors: list[Any] = []

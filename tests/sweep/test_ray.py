@@ -128,3 +128,10 @@ def test_cli_ray_flag_before_the_file(tmp_path: Path, local_ray: None) -> None:
     assert "backend ray with 2 worker(s)" in result.output
     table = pd.read_csv(tmp_path / "out" / "results.csv")
     assert (table["status"] == "done").all() and len(table) == 6
+
+
+def test_more_actors_than_cpus_is_an_error_not_a_hang(tmp_path: Path, local_ray: None) -> None:
+    from hdeeprm.sweep.ray_vector import RayVectorEnv
+
+    with pytest.raises(ValueError, match=r"3 actor\(s\) x 1 CPU need more than the cluster's 2"):
+        RayVectorEnv(_env_fns(tmp_path, 3), envs_per_actor=1)

@@ -312,7 +312,11 @@ def test_learning_sweep_over_objectives(tmp_path: Path) -> None:
         assert (Path(run.run_dir) / "training_log.csv").is_file()
     bad = _write(
         tmp_path / "bad.json",
-        {"options": str(scenario / "options.json"), "grid": {"seed": [1]}},
+        {
+            "options": str(scenario / "options.json"),
+            "agent_file": str(REPO / "agent_examples" / "reinforce.py"),
+            "grid": {"seed": [1]},
+        },
     )
     with pytest.raises(InputError) as err:
         load_sweep(bad)

@@ -135,3 +135,35 @@ def test_more_actors_than_cpus_is_an_error_not_a_hang(tmp_path: Path, local_ray:
 
     with pytest.raises(ValueError, match=r"3 actor\(s\) x 1 CPU need more than the cluster's 2"):
         RayVectorEnv(_env_fns(tmp_path, 3), envs_per_actor=1)
+
+
+def test_same_step_autoreset_carries_final_observations(tmp_path: Path, local_ray: None) -> None:
+    """``SameStep`` mode: the ended episode's final observation and info come back in the
+    infos of the step that ended it, at the right environment index, as in SyncVectorEnv."""
+    from hdeeprm.sweep.ray_vector import RayVectorEnv
+
+    fns = _env_fns(tmp_path, 3)
+    remote = RayVectorEnv(fns, envs_per_actor=2, autoreset_mode="SameStep")
+    local = SyncVectorEnv(fns, autoreset_mode="SameStep")
+    try:
+        remote.reset(seed=4)
+        local.reset(seed=4)
+        rng = np.random.default_rng(1)
+        for _ in range(10):
+            actions = rng.integers(0, remote.single_action_space.n, 3)
+            got, want = remote.step(actions), local.step(actions)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[2], want[2])
+            if want[2].any():
+                break
+        assert want[2].any()
+        np.testing.assert_array_equal(got[4]["_final_obs"], want[4]["_final_obs"])
+        for i in np.flatnonzero(want[4]["_final_obs"]):
+            np.testing.assert_array_equal(got[4]["final_obs"][i], want[4]["final_obs"][i])
+        assert set(got[4]["final_info"]) == set(want[4]["final_info"])
+        np.testing.assert_array_equal(
+            got[4]["final_info"]["objective"], want[4]["final_info"]["objective"]
+        )
+    finally:
+        remote.close()
+        local.close()

@@ -259,6 +259,7 @@ class BackfillScheduler:
         done.add(job.seq)
         job.start = now
         self.running[job.seq] = job
+        self.predictor.started(job, now)
         self.ends.add(job.seq, now + job.run_pred, job.res)
         return True
 

@@ -11,8 +11,9 @@ It turns simulator messages into state changes and, at decision points, applies 
 * ``RESOURCE_STATE_CHANGED`` needs nothing.
 
 A message is a *decision point* when the queue is not empty and something changed: new jobs,
-freed cores or a requested call. There is no backfilling: the job the policy chooses blocks
-the queue until it fits.
+freed cores or a requested call. Without a ``scheduler`` there is no backfilling: the job the
+policy chooses blocks the queue until it fits; with one (:mod:`hdeeprm.scheduling`), it
+chooses the jobs and the action's core policy places them.
 
 Two ways to drive it:
 

@@ -171,6 +171,7 @@ class WorkloadManager:
             for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
         ]
         self._max_node_mem = max(self.pool.node_capacity, default=0.0)
+        self._node_sizes = np.array([len(cores) for cores in self.pool.node_cores])
         #: Tasks up to this size fit on every core of every node at once (fast accept).
         self._mem_every_core = min(
             (capacity / cores for cores, capacity in self._node_slots if cores),
@@ -432,6 +433,8 @@ class WorkloadManager:
         )
 
         def start(job: JobRecord) -> bool:
+            if job.mem > 0 and not self._fits_now(job.res, job.mem):
+                return False  # cheap refusal: a failed allocation attempt costs far more
             alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
             if alloc is None:
                 return False
@@ -448,6 +451,14 @@ class WorkloadManager:
 
         self.scheduler.schedule(now, free, start)  # type: ignore[union-attr]
         self.nb_started += len(started)
+
+    def _fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each fit on the free cores now (exact: each node
+        holds ``min(free cores, free memory // mem)`` tasks, whatever the core policy)."""
+        pool = self.pool
+        free = self._node_sizes - np.asarray(pool.node_busy)
+        fit = np.floor((np.asarray(pool.node_free_mem) + MEM_TOL) / mem)
+        return int(np.minimum(free, fit).sum()) >= res
 
     def _void_wakeup(self, decisions: list[Decision]) -> None:
         """After a void action, make sure some event will come back (else the queue would

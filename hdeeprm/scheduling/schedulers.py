@@ -54,6 +54,7 @@ class SchedJob:
         "seq",
         "subtime",
         "res",
+        "mem",
         "req",
         "user",
         "actual",
@@ -68,6 +69,7 @@ class SchedJob:
         self.seq: int = record.seq
         self.subtime: float = record.subtime
         self.res: int = record.res
+        self.mem: float = getattr(record, "mem", 0.0)
         self.req = req
         self.user = user
         self.actual = actual
@@ -154,6 +156,7 @@ class BackfillScheduler:
             if name in STATIC and name != "FCFS":
                 self._sorted[name] = []
         self._warned_actual = False
+        self._refused: list[tuple[int, float]] = []
         #: Jobs started by backfilling (not at the head of the primary queue).
         self.nb_backfilled = 0
         #: Corrections applied to running jobs.
@@ -254,7 +257,15 @@ class BackfillScheduler:
     def _launch(
         self, job: SchedJob, now: float, start: Callable[[Any], bool], done: set[int]
     ) -> bool:
+        # Within one pass the platform only fills up, and the tasks a job can place are
+        # monotone in its cores and memory per task: a job needing at least the cores and the
+        # memory of one already refused is refused too, without a costly allocation attempt.
+        res, mem = job.res, job.mem
+        for r, m in self._refused:
+            if res >= r and mem >= m:
+                return False
         if not start(job.record):
+            self._refused.append((res, mem))
             return False
         done.add(job.seq)
         job.start = now
@@ -269,6 +280,8 @@ class BackfillScheduler:
             return
         self._correct(now)
         done: set[int] = set()
+        #: ``(cores, memory per task)`` of the jobs refused by the resource manager this pass.
+        self._refused: list[tuple[int, float]] = []
         try:
             if self.variant == "conservative":
                 self._conservative(now, free, start, done)

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import (
     INITIAL_PSTATE,
     P0,
@@ -55,8 +56,22 @@ class CorePool:
     core ids are Batsim resource ids.
     """
 
-    def __init__(self, platform: Platform) -> None:
+    def __init__(self, platform: Platform, *, log_detail: bool = False) -> None:
         self.platform = platform
+        # WARNING, as the original HDeepRM: the thesis experiments log at WARNING level. One
+        # line per event only with log_detail; else the first one and a summary (hdeeprm.logs).
+        self.over_starts = WarningTally(
+            INSIGHTS,
+            "bandwidth over-subscription starts",
+            "t=%.6f bandwidth over-subscription starts on processor %d (%.3f > %.3f GB/s)",
+            detail=log_detail,
+        )
+        self.over_ends = WarningTally(
+            INSIGHTS,
+            "bandwidth over-subscription ends",
+            "t=%.6f bandwidth over-subscription ends on processor %d",
+            detail=log_detail,
+        )
         cores, procs, nodes = platform.cores, platform.processors, platform.nodes
         # --- static views -------------------------------------------------------------
         self.nb_cores = len(cores)
@@ -107,6 +122,8 @@ class CorePool:
         #: Bandwidth over-subscription episodes: ``[processor id, start, end or None]``.
         self.episodes: list[list[float | int | None]] = []
         self._changed: set[int] = set()
+        self.over_starts.reset()
+        self.over_ends.reset()
         for listener in self.listeners + self.node_listeners:
             listener.update(range(len(self.proc_cores)))
 
@@ -230,27 +247,21 @@ class CorePool:
         if started:
             self._open_episode[proc] = len(self.episodes)
             self.episodes.append([proc, now, None])
-            # WARNING, as the original HDeepRM: the thesis experiments log at WARNING level.
             if INSIGHTS.isEnabledFor(logging.WARNING):
-                INSIGHTS.warning(
-                    "t=%.6f bandwidth over-subscription starts on processor %d (%.3f > %.3f GB/s)",
-                    now,
-                    proc,
-                    self.proc_demand[proc],
-                    self.proc_mem_bw[proc],
-                )
+                self.over_starts(now, proc, self.proc_demand[proc], self.proc_mem_bw[proc])
         else:
             self.episodes[self._open_episode.pop(proc)][2] = now
             if INSIGHTS.isEnabledFor(logging.WARNING):
-                INSIGHTS.warning(
-                    "t=%.6f bandwidth over-subscription ends on processor %d", now, proc
-                )
+                self.over_ends(now, proc)
 
     def close_episodes(self, now: float) -> None:
-        """End every open over-subscription episode at ``now`` (simulation end)."""
+        """End every open over-subscription episode at ``now`` (simulation end) and log the
+        summaries of the aggregated warnings."""
         for index in self._open_episode.values():
             self.episodes[index][2] = now
         self._open_episode.clear()
+        self.over_starts.summarise()
+        self.over_ends.summarise()
 
     def release(self, cores: Iterable[int], now: float) -> None:
         """Free the cores of a finished job and update P-states around them."""

@@ -38,6 +38,7 @@ from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecor
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
 from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
@@ -140,6 +141,8 @@ class WorkloadManager:
             which jobs start at a decision point; the action's core policy still places them
             and its job policy is not used. ``None``: the action's job policy picks jobs until
             one does not fit (no backfilling).
+        log_detail: log every repeated warning (each over-subscription start and end, each
+            rejection) instead of the first one and a summary at the end of the simulation.
     """
 
     def __init__(
@@ -152,6 +155,7 @@ class WorkloadManager:
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
         scheduler: SchedulingStrategy | None = None,
+        log_detail: bool = False,
     ) -> None:
         if void_wakeup <= 0:
             raise ValueError("void_wakeup must be positive")
@@ -162,7 +166,14 @@ class WorkloadManager:
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
         self.scheduler = scheduler
-        self.pool = CorePool(platform)
+        self.pool = CorePool(platform, log_detail=log_detail)
+        self._rejections = WarningTally(
+            LOG,
+            "jobs rejected",
+            "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
+            "(%d cores, largest node %.3f MB)",
+            detail=log_detail,
+        )
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -199,6 +210,7 @@ class WorkloadManager:
         self._changed = False
         self._wakeup_at: float | None = None
         self._can_fit_cache: dict[tuple[int, float], bool] = {}
+        self._rejections.reset()
 
     @staticmethod
     def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -302,6 +314,7 @@ class WorkloadManager:
                 self.no_more_jobs = True
             elif kind == ev.SIMULATION_ENDS:
                 self.pool.close_episodes(self.now)
+                self._rejections.summarise()
                 self.ended = True
             elif kind == ev.RESOURCE_STATE_CHANGED or kind == ev.JOB_KILLED:
                 # Nothing to do: P-states are already ours, and JOB_KILLED only acknowledges a
@@ -329,16 +342,15 @@ class WorkloadManager:
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
-            LOG.warning(
-                "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
-                "(%d cores, largest node %.3f MB)",
-                self.now,
-                record.id,
-                record.res,
-                record.mem,
-                self.pool.nb_cores,
-                self._max_node_mem,
-            )
+            if LOG.isEnabledFor(logging.WARNING):
+                self._rejections(
+                    self.now,
+                    record.id,
+                    record.res,
+                    record.mem,
+                    self.pool.nb_cores,
+                    self._max_node_mem,
+                )
             return
         self.job_scheduler.push(record)
         if self.scheduler is not None:

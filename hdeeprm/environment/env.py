@@ -22,6 +22,7 @@ from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
 from hdeeprm.experiment import ExperimentInputs, prepare_inputs
+from hdeeprm.logs import set_level
 from hdeeprm.options import Options, load_options
 from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
 from hdeeprm.simulation.events import Decision
@@ -43,6 +44,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         inputs: already prepared inputs (then ``options``' files are not touched again).
         trace: record the Batsim time series so :meth:`write_outputs` can write them (slower;
             can also be switched per episode with ``reset(options={"trace": True})``).
+        log_level: level of the ``hdeeprm`` logger (default: the options' ``log_level``).
+            The environment installs no handler: records go wherever the application's
+            logging sends them (nowhere by default); repeated warnings are aggregated unless
+            the options set ``log_detail``.
 
     Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
     the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true
@@ -61,6 +66,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         inputs: ExperimentInputs | None = None,
         trace: bool = False,
         render_mode: str | None = None,
+        log_level: str | None = None,
     ) -> None:
         if inputs is None:
             if options is None:
@@ -70,6 +76,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
         self.inputs = inputs
         self.options = inputs.options
+        set_level(log_level if log_level is not None else self.options.log_level)
         env_opts = self.options.env
         self.objective = env_opts.objective
         self.actions = action_space_from_options(self.options)
@@ -80,7 +87,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         # A manager exists from the start so the spaces can be sized; reset() replaces it.
-        self.manager = WorkloadManager(inputs.platform, self.actions, seed=self.options.seed)
+        self.manager = self._new_manager(self.options.seed)
         self._observer = self._make_observer(self.manager)
         self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
         self.action_space = spaces.Discrete(len(self.actions))
@@ -93,6 +100,11 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.total_reward = 0.0
 
     # --- construction helpers ---------------------------------------------------------
+    def _new_manager(self, seed: int) -> WorkloadManager:
+        return WorkloadManager(
+            self.inputs.platform, self.actions, seed=seed, log_detail=self.options.log_detail
+        )
+
     def _make_observer(self, manager: WorkloadManager) -> ObservationBuilder:
         env_opts = self.options.env
         return ObservationBuilder(
@@ -122,7 +134,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         if options and "trace" in options:
             self.trace = bool(options["trace"])
         manager_seed = int(self.np_random.integers(0, 2**63 - 1))
-        self.manager = WorkloadManager(self.inputs.platform, self.actions, seed=manager_seed)
+        self.manager = self._new_manager(manager_seed)
         self._observer = self._make_observer(self.manager)
         self.engine = Engine(self.sim_platform, self.inputs.workload, trace=self.trace)
         self._meter = RewardMeter(self.objective, self.manager, self.engine)

@@ -155,6 +155,9 @@ class BackfillScheduler:
         for name in {self.primary, self.backfill}:
             if name in STATIC and name != "FCFS":
                 self._sorted[name] = []
+        #: Cores of every queued job, sorted: the backfilling walk stops when fewer cores are
+        #: free than the smallest queued job needs.
+        self._res_sorted: list[int] = []
         self._warned_actual = False
         self._refused: list[tuple[int, float]] = []
         #: Jobs started by backfilling (not at the head of the primary queue).
@@ -170,6 +173,7 @@ class BackfillScheduler:
         self.ends.clear()
         for lst in self._sorted.values():
             lst.clear()
+        self._res_sorted.clear()
         if not self._predictor_given:
             self.predictor = make_predictor(self.config)
         self.nb_backfilled = 0
@@ -191,6 +195,7 @@ class BackfillScheduler:
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
         self.queue[job.seq] = job
+        insort(self._res_sorted, job.res)
         for name, lst in self._sorted.items():
             insort(lst, (STATIC[name](job), job.seq))
 
@@ -294,6 +299,8 @@ class BackfillScheduler:
         queue = self.queue
         for seq in done:
             job = queue.pop(seq)
+            res_sorted = self._res_sorted
+            del res_sorted[bisect_left(res_sorted, job.res)]
             for name, lst in self._sorted.items():
                 i = bisect_left(lst, (STATIC[name](job), seq))
                 del lst[i]
@@ -311,10 +318,11 @@ class BackfillScheduler:
             return
         shadow, extra = self.ends.shadow(head.res, free(), now)
         done.add(head.seq)  # not a backfilling candidate
+        smallest = self._res_sorted[0]  # over the queue at the start of the pass: a bound
         try:
             for job in self._order(self.backfill, now, done):
                 avail = free()
-                if not avail:
+                if avail < smallest:
                     break
                 if job.res > avail:
                     continue

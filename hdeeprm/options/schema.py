@@ -15,7 +15,9 @@ The format is the thesis's (appendix F), so the original options files keep work
 New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` window),
 ``synthetic_workload`` (generate a Lublin-Feitelson workload instead of reading a trace),
 ``use_walltime`` (requested time becomes the Batsim walltime), ``mem_bw_range`` and, in the agent
-block, ``params`` (free-form constructor arguments for a user's learning agent).
+block, ``params`` (free-form constructor arguments for a user's learning agent, or the
+hyperparameters of a built-in algorithm), ``algorithm`` (``"ppo"``: the built-in PPO trainer
+instead of an agent file) and ``run: "evaluate"`` (greedy decisions, no updates).
 
 Everything is checked before a simulation starts; unknown or misspelt keys are errors, and every
 error names the key (as a JSON path), the bad value and the allowed values. Relative paths are
@@ -53,7 +55,9 @@ OBJECTIVE_ALIASES: dict[str, str] = {"avg_completion_time": "avg_job_completion"
 OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal")
 LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 AGENT_TYPES: tuple[str, ...] = ("CLASSIC", "LEARNING")
-RUN_TYPES: tuple[str, ...] = ("train", "test")
+RUN_TYPES: tuple[str, ...] = ("train", "test", "evaluate")
+#: Built-in learning algorithms (``pybatsim.agent.algorithm``); without one, ``-a FILE``.
+ALGORITHMS: tuple[str, ...] = ("ppo",)
 SYNTHETIC_MODELS: tuple[str, ...] = ("lublin",)
 
 
@@ -100,6 +104,8 @@ class AgentOptions:
     lr: float = 0.001
     gamma: float = 0.99
     params: dict[str, Any] = field(default_factory=dict)
+    #: A built-in algorithm (``"ppo"``) instead of an agent file; ``None``: ``-a FILE``.
+    algorithm: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +228,7 @@ TOP_KEYS = (
 PYBATSIM_KEYS = ("log_level", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity")
 ACTIONS_KEYS = ("selection", "void")
-AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params")
+AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "algorithm")
 SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
 
 
@@ -339,7 +345,12 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
     lr = chk.number(raw.get("lr", 0.001), _join(where, "lr"), low=0.0, low_open=True)
     gamma = chk.number(raw.get("gamma", 0.99), _join(where, "gamma"), low=0.0, high=1.0)
     params = chk.obj(raw.get("params", {}), _join(where, "params"))
-    return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params))
+    algorithm = raw.get("algorithm")
+    if algorithm is not None:
+        algorithm = chk.choice(algorithm, _join(where, "algorithm"), ALGORITHMS)
+        if agent_type != "LEARNING":
+            raise chk.fail(_join(where, "algorithm"), "is for LEARNING agents only")
+    return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params), algorithm)
 
 
 def options_from_json(

@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
@@ -43,6 +44,11 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         inputs: already prepared inputs (then ``options``' files are not touched again).
         trace: record the Batsim time series so :meth:`write_outputs` can write them (slower;
             can also be switched per episode with ``reset(options={"trace": True})``).
+        split: which jobs episodes run on: ``"train"`` (a window sampled per episode from
+            ``episodes.train_jobs``; the default when the options have an ``episodes`` block),
+            ``"eval"`` (the fixed windows of ``episodes.eval_jobs``; ``reset(options={"window":
+            k})`` picks one, else they come in turn) or ``"all"`` (the whole workload; the
+            default without ``episodes``). See :mod:`hdeeprm.environment.episodes`.
 
     Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
     the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true
@@ -60,6 +66,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         *,
         inputs: ExperimentInputs | None = None,
         trace: bool = False,
+        split: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         if inputs is None:
@@ -75,6 +82,16 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.actions = action_space_from_options(self.options)
         self.action_names = self.actions.names
         self.sim_platform = load_platform_xml(inputs.platform_xml)
+        episodes = env_opts.episodes
+        if split is None:
+            split = "train" if episodes is not None else "all"
+        source = str(self.options.source) if self.options.source else None
+        self.windows = EpisodeWindows(inputs.workload, episodes, split, source)
+        self.split = split
+        #: ``(first, last)`` job indices (inclusive) of the current episode's window.
+        self.window: tuple[int, int] = (0, len(inputs.workload.jobs) - 1)
+        #: Index of the current evaluation window (``None`` outside ``split="eval"``).
+        self.eval_window: int | None = None
         self.trace = trace
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -107,6 +124,12 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
     def action_size(self) -> int:
         return len(self.actions)
 
+    @property
+    def nb_eval_windows(self) -> int:
+        """Number of fixed evaluation windows (``episodes.eval_windows``; 0 without
+        ``eval_jobs``)."""
+        return self.windows.nb_eval_windows
+
     # --- Gymnasium API ----------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -114,17 +137,31 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         """Start a new simulation and run it to the first decision point.
 
         The first reset without a seed uses the options' seed. ``options={"trace": bool}``
-        switches output recording for this episode.
+        switches output recording for this episode; ``options={"window": k}`` selects
+        evaluation window ``k`` (``split="eval"`` only). The train split draws its window
+        from ``np_random``; an evaluation window's random policies are seeded from
+        ``eval_seed`` and ``k`` alone.
         """
         if seed is None and self._np_random is None:
             seed = self.options.seed
         super().reset(seed=seed)
-        if options and "trace" in options:
+        options = options or {}
+        unknown = set(options) - {"trace", "window"}
+        if unknown:
+            raise ValueError(
+                f"unknown reset option(s) {', '.join(sorted(unknown))}; allowed: trace, window"
+            )
+        if "trace" in options:
             self.trace = bool(options["trace"])
+        first, self.eval_window = self.windows.choose(self.np_random, options.get("window"))
+        workload = self.windows.workload_at(first)
+        self.window = (first, first + len(workload.jobs) - 1)
         manager_seed = int(self.np_random.integers(0, 2**63 - 1))
+        if self.eval_window is not None:
+            manager_seed = self.windows.eval_seed_of(self.eval_window)
         self.manager = WorkloadManager(self.inputs.platform, self.actions, seed=manager_seed)
         self._observer = self._make_observer(self.manager)
-        self.engine = Engine(self.sim_platform, self.inputs.workload, trace=self.trace)
+        self.engine = Engine(self.sim_platform, workload, trace=self.trace)
         self._meter = RewardMeter(self.objective, self.manager, self.engine)
         self.steps = 0
         self.total_reward = 0.0
@@ -216,6 +253,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             "rejected": len(manager.rejected),
             "decisions": manager.nb_decisions,
             "steps": self.steps,
+            "window": self.window,
         }
         if self._meter is not None and self.steps:
             info["span"] = self._meter.span

@@ -105,14 +105,13 @@ def _evaluate(
     from hdeeprm.experiment import prepare_inputs
     from hdeeprm.options import load_options
     from hdeeprm.training import evaluate as ev
-    from hdeeprm.training.ppo import PPOTrainer, make_env
+    from hdeeprm.training.ppo import PPOTrainer
 
     options = load_options(options_file)
     inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
-    try:
-        env = make_env(HeterogeneousClusterEnv, {"inputs": inputs}, "eval")
-    except InputError:
-        env = make_env(HeterogeneousClusterEnv, {"inputs": inputs}, "all")
+    episodes = options.env.episodes
+    split = "eval" if episodes is not None and episodes.eval_jobs is not None else "all"
+    env = HeterogeneousClusterEnv(inputs=inputs, split=split)
     policies: dict[str, ev.Chooser] = {}
     highlight: list[str] = []
     if model is not None:

@@ -125,8 +125,9 @@ class PPOConfig:
     seed: int = 0
     #: Torch threads (small networks: 1 is fastest and leaves the cores to environments).
     torch_threads: int = 1
-    #: Environment split the trainer's factories build (``"train"``, ``"eval"``, ``"all"``).
-    split: str = "train"
+    #: Environment split the trainer's factories build (``"train"``, ``"eval"``, ``"all"``;
+    #: None: the environment's default, ``"train"`` when the options have episode windows).
+    split: str | None = None
 
     @property
     def batch_size(self) -> int:
@@ -193,8 +194,8 @@ class PPOConfig:
                 raise bad(key, "true or false")
         if self.vector not in VECTOR_KINDS:
             raise bad("vector", "one of " + ", ".join(VECTOR_KINDS))
-        if self.split not in ("train", "eval", "all"):
-            raise bad("split", "one of train, eval, all")
+        if self.split not in (None, "train", "eval", "all"):
+            raise bad("split", "one of train, eval, all or null")
         if self.prior_action is not None and not isinstance(self.prior_action, str):
             raise bad("prior_action", "an action name such as 'shortest-high_gflops' or null")
         if self.batch_size % self.num_minibatches:
@@ -346,39 +347,20 @@ class EnvFactory:
     """A picklable recipe for one environment (``AsyncVectorEnv`` builds it in a subprocess).
 
     ``options`` is an options-file path; inputs are prepared (or reused) in ``output_dir``.
-    ``split`` is passed to the environment when it supports episode windows.
+    ``split`` is the environment's (None: its default).
     """
 
     options: str
     output_dir: str | None = None
     custom_workload: str | None = None
-    split: str = "train"
+    split: str | None = None
 
     def __call__(self) -> gym.Env:
         from hdeeprm.environment import HeterogeneousClusterEnv
 
-        return make_env(
-            HeterogeneousClusterEnv,
-            dict(
-                options=self.options,
-                output_dir=self.output_dir,
-                custom_workload=self.custom_workload,
-            ),
-            self.split,
+        return HeterogeneousClusterEnv(
+            self.options, self.output_dir, self.custom_workload, split=self.split
         )
-
-
-def make_env(env_class: Any, kwargs: dict[str, Any], split: str) -> gym.Env:
-    """Build the environment, asking for ``split`` when it supports episode windows."""
-    import inspect
-
-    if "split" in inspect.signature(env_class).parameters:
-        return env_class(**kwargs, split=split)
-    if split not in ("all", "train"):
-        raise InputError(
-            f"this environment has no episode windows, so split={split!r} is unavailable"
-        )
-    return env_class(**kwargs)
 
 
 def env_factories(
@@ -387,7 +369,7 @@ def env_factories(
     *,
     output_dir: str | os.PathLike[str] | None = None,
     custom_workload: str | os.PathLike[str] | None = None,
-    split: str = "train",
+    split: str | None = None,
 ) -> list[EnvFactory]:
     """``num_envs`` identical factories (each environment gets its own seed at reset)."""
     return [
@@ -402,14 +384,14 @@ def env_factories(
 
 
 def inputs_factories(
-    inputs: Any, num_envs: int, split: str = "train"
+    inputs: Any, num_envs: int, split: str | None = None
 ) -> list[Callable[[], gym.Env]]:
-    """Factories sharing already prepared inputs (in-process ``SyncVectorEnv`` only)."""
+    """Factories sharing already prepared inputs (in-process ``SyncVectorEnv``, or
+    ``AsyncVectorEnv`` with the ``fork`` start method)."""
     from hdeeprm.environment import HeterogeneousClusterEnv
 
     return [
-        (lambda: make_env(HeterogeneousClusterEnv, {"inputs": inputs}, split))
-        for _ in range(num_envs)
+        (lambda: HeterogeneousClusterEnv(inputs=inputs, split=split)) for _ in range(num_envs)
     ]
 
 
@@ -436,6 +418,34 @@ def _mask_from(info: dict[str, Any], n: int, size: int) -> np.ndarray | None:
     # A row with nothing allowed would have no distribution: allow everything there.
     mask[~mask.any(axis=1)] = True
     return mask
+
+
+def gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    starts: np.ndarray,
+    next_value: np.ndarray,
+    next_start: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> np.ndarray:
+    """Generalised advantage estimates of a ``(steps, envs)`` rollout.
+
+    ``starts[t]`` is 1 where observation ``t`` begins a new episode (so nothing flows back
+    across it); ``next_value``/``next_start`` describe the observation after the rollout.
+    """
+    adv = np.zeros_like(rewards)
+    last = np.zeros(rewards.shape[1], dtype=rewards.dtype)
+    n = len(rewards)
+    for t in reversed(range(n)):
+        if t == n - 1:
+            nonterminal, nv = 1.0 - next_start, next_value
+        else:
+            nonterminal, nv = 1.0 - starts[t + 1], values[t + 1]
+        delta = rewards[t] + gamma * nv * nonterminal - values[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv
 
 
 # --- logging ---------------------------------------------------------------------------------
@@ -752,20 +762,7 @@ class PPOTrainer:
         model = self.model
         with torch.no_grad():
             next_value = model.value(torch.from_numpy(self._next_obs)).numpy()
-        # GAE: done_buf[t] says whether obs t starts a new episode.
-        adv = np.zeros_like(rew_buf)
-        last = np.zeros(cfg.num_envs, dtype=np.float32)
-        n_steps = cfg.num_steps
-        for t in reversed(range(n_steps)):
-            if t == n_steps - 1:
-                nonterminal = 1.0 - next_done
-                nv = next_value
-            else:
-                nonterminal = 1.0 - done_buf[t + 1]
-                nv = val_buf[t + 1]
-            delta = rew_buf[t] + cfg.gamma * nv * nonterminal - val_buf[t]
-            last = delta + cfg.gamma * cfg.gae_lambda * nonterminal * last
-            adv[t] = last
+        adv = gae(rew_buf, val_buf, done_buf, next_value, next_done, cfg.gamma, cfg.gae_lambda)
         ret = adv + val_buf
 
         b_obs = torch.from_numpy(obs_buf.reshape(-1, self.observation_size))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hdeeprm.errors import InputError
 from hdeeprm.experiment import ExperimentInputs
-from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories, make_env
+from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
 
 #: Config fields set by the agent block or the options rather than ``params``.
 FROM_BLOCK = {"hidden": "hidden", "learning_rate": "lr", "gamma": "gamma", "seed": "seed"}
@@ -134,7 +134,9 @@ def _evaluate(
     from hdeeprm.environment import HeterogeneousClusterEnv
     from hdeeprm.training.evaluate import evaluate, format_table, model_policy, write_csv
 
-    env = make_env(HeterogeneousClusterEnv, {"inputs": inputs}, "eval" if _has_split() else "all")
+    episodes = inputs.options.env.episodes
+    split = "eval" if episodes is not None and episodes.eval_jobs is not None else "all"
+    env = HeterogeneousClusterEnv(inputs=inputs, split=split)
     trainer = PPOTrainer.load(in_model)
     if trainer.action_names != env.action_names:
         raise InputError(
@@ -163,14 +165,6 @@ def _evaluate(
         None,
         table,
     )
-
-
-def _has_split() -> bool:
-    import inspect
-
-    from hdeeprm.environment import HeterogeneousClusterEnv
-
-    return "split" in inspect.signature(HeterogeneousClusterEnv).parameters
 
 
 __all__ = ["PPORunResult", "ppo_config", "run_ppo"]

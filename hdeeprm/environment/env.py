@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.environment.episodes import EpisodeWindows
+from hdeeprm.environment.objective_reward import ObjectiveReward
 from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
@@ -101,8 +102,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._observer = self._make_observer(self.manager)
         self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
         self.action_space = spaces.Discrete(len(self.actions))
+        self._nb_actions = len(self.actions)
         self.engine: Engine | None = None
-        self._meter: RewardMeter | None = None
+        self.reward_kind = env_opts.reward
+        self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)
         self._reward = 0.0
         self._done = True
@@ -162,7 +165,16 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.manager = WorkloadManager(self.inputs.platform, self.actions, seed=manager_seed)
         self._observer = self._make_observer(self.manager)
         self.engine = Engine(self.sim_platform, workload, trace=self.trace)
-        self._meter = RewardMeter(self.objective, self.manager, self.engine)
+        if self.reward_kind == "thesis":
+            self._meter = RewardMeter(self.objective, self.manager, self.engine)
+        else:
+            self._meter = ObjectiveReward(
+                self.objective,
+                self.manager,
+                self.engine,
+                len(workload.jobs),
+                workload.jobs[0].subtime,
+            )
         self.steps = 0
         self.total_reward = 0.0
         self._reward = 0.0
@@ -170,7 +182,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         if self.manager.ingest(message):
             self._done = False
         else:
-            self._done = not self._run(self.manager.flush(), measure=False)
+            self._done = not self._run(self.manager.flush())
         self._obs = self._observer.build()
         return self._obs.copy(), self.info()
 
@@ -180,7 +192,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise SimulationError("step() before reset()")
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
-        if not self.action_space.contains(action):
+        if type(action) is not int or not 0 <= action < self._nb_actions:
             if isinstance(action, np.ndarray) and action.shape == (1,):
                 action = action[0]
             if not self.action_space.contains(action):
@@ -190,7 +202,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         decisions = self.manager.act(int(action))
         assert self._meter is not None
         self._meter.start()
-        more = self._run(decisions, measure=True)
+        more = self._run(decisions)
         self._done = not more
         self._reward = float(self._meter.reward())
         self.steps += 1
@@ -198,19 +210,17 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._obs = self._observer.build()
         return self._obs.copy(), self._reward, self._done, False, self.info()
 
-    def _run(self, decisions: list[Decision], *, measure: bool) -> bool:
+    def _run(self, decisions: list[Decision]) -> bool:
         """Proceed until a decision point (True) or the end of the simulation (False)."""
         engine, manager, meter = self.engine, self.manager, self._meter
         assert engine is not None and meter is not None
         while not engine.finished:
             message = engine.proceed(decisions)
-            if measure:
-                meter.advance(message.now)
+            meter.advance(message.now)
             if manager.ingest(message):
                 return True
             decisions = manager.flush()
-            if measure:
-                meter.refresh()
+            meter.refresh()
         return False
 
     def render(self) -> str | None:
@@ -254,12 +264,21 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             "decisions": manager.nb_decisions,
             "steps": self.steps,
             "window": self.window,
+            "action_mask": self.action_masks(),
         }
         if self._meter is not None and self.steps:
             info["span"] = self._meter.span
         if self._done and engine is not None and engine.finished:
             info["objective"] = self.objective_value()
         return info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (bool per action): pairs whose chosen job can start now, and void
+        (see :meth:`~hdeeprm.decision.WorkloadManager.action_mask`). The name is the one
+        sb3-contrib's ``MaskablePPO`` calls."""
+        if self._done:
+            return np.ones(len(self.actions), dtype=bool)
+        return self.manager.action_mask()
 
     def objective_value(self) -> float:
         """The objective over the finished simulation (see ``episode_objective``)."""

@@ -25,6 +25,7 @@ gives 0; values above the limit (an infinite requested time, say) are clipped to
 
 from __future__ import annotations
 
+import math
 from itertools import chain
 
 import numpy as np
@@ -78,6 +79,31 @@ def queue_statistics(values: np.ndarray, limits: np.ndarray) -> np.ndarray:
     return np.clip(scaled, 0.0, 1.0).ravel()
 
 
+def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> list[float]:
+    """:func:`queue_statistics` from already sorted values (one ascending list per resource,
+    as :meth:`~hdeeprm.decision.job_scheduler.JobScheduler.track_sorted` keeps them): the
+    same arithmetic, so the same bits, without sorting or NumPy."""
+    n = len(ordered[0])
+    if n == 0:
+        return [0.0] * (len(RESOURCES) * len(QUANTILES))
+    top = n - 1
+    picks = []
+    for q in (0.0, 0.25, 0.5, 0.75, 1.0):
+        pos = q * top
+        lo = math.floor(pos)
+        picks.append((lo, min(lo + 1, top), pos - lo))
+    out: list[float] = []
+    for values, limit in zip(ordered, limits):
+        if limit > 0:
+            for lo, hi, frac in picks:
+                low = values[lo]
+                value = (low + (values[hi] - low) * frac) / limit
+                out.append(0.0 if value < 0.0 else 1.0 if value > 1.0 else value)
+        else:
+            out.extend((0.0, 0.0, 0.0, 0.0, 0.0))
+    return out
+
+
 def variation_ratio(size: int, previous: int, sensitivity: float) -> float:
     """Queue-size variation relative to the previous observation, mapped to [0, 1].
 
@@ -116,6 +142,8 @@ class ObservationBuilder:
         self._node_capacity = np.asarray(pool.node_capacity, dtype=float)
         self._proc_bw = np.asarray(pool.proc_mem_bw, dtype=float)
         self.previous_queue = 0
+        self._limits = [float(v) for v in self.limits]
+        self._sorted = manager.job_scheduler.track_sorted()
 
     def reset(self) -> None:
         """Forget the previous queue size (a new episode starts with an empty queue)."""
@@ -127,19 +155,15 @@ class ObservationBuilder:
         With ``update`` the queue size is remembered for the next variation ratio.
         """
         manager = self.manager
-        jobs = manager.job_scheduler.jobs
-        n = len(jobs)
-        out = np.empty(self.size, dtype=np.float64)
-        values = np.empty((4, n), dtype=np.float64)
-        if n:
-            values[0] = np.fromiter((j.req_time for j in jobs), np.float64, n)
-            values[1] = np.fromiter((j.res for j in jobs), np.float64, n)
-            values[2] = np.fromiter((j.mem for j in jobs), np.float64, n)
-            values[3] = np.fromiter((j.mem_bw for j in jobs), np.float64, n)
-        out[: QUEUE_FEATURES - 1] = queue_statistics(values, self.limits)
-        out[QUEUE_FEATURES - 1] = variation_ratio(n, self.previous_queue, self.queue_sensitivity)
+        n = len(manager.job_scheduler)
+        stats = sorted_statistics(self._sorted, self._limits)
+        stats.append(variation_ratio(n, self.previous_queue, self.queue_sensitivity))
         if update:
             self.previous_queue = n
+        if self.kind == "minimal":
+            return np.array(stats, dtype=np.float32)
+        out = np.empty(self.size, dtype=np.float64)
+        out[:QUEUE_FEATURES] = stats
         if self.kind != "minimal":
             pool = manager.pool
             at = QUEUE_FEATURES

@@ -85,6 +85,9 @@ RUNNING = "RUNNING"
 FINAL_STATES = frozenset(
     {COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED, REJECTED}
 )
+#: Every state by name: the engine compares states by identity, so an unpickled job gets
+#: these very objects back (see :meth:`SimJob.__setstate__`).
+_STATES = {s: s for s in (NOT_SUBMITTED, SUBMITTED, RUNNING, *FINAL_STATES)}
 
 # --- heap priorities at one instant (lower first) -------------------------------------------
 _COMPLETE = 0
@@ -185,6 +188,13 @@ class SimJob(JobView):
         self._power = 0.0  # watts drawn by the job's hosts
         self._e_last = 0.0
         self._kill_requested = False
+
+    def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
+        """Restore a pickled job (environments sent to subprocesses), its state being the
+        module's own string object, since the engine tests states with ``is``."""
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+        self.state = _STATES.get(self.state, self.state)
 
     @property
     def execution_time(self) -> float | None:

@@ -106,6 +106,23 @@ def test_other_examples(name: str, cores: int, reference: float) -> None:
     assert p.reference_speed == pytest.approx(reference, rel=1e-12)
 
 
+def test_lcg_grid_pool() -> None:
+    # 12,257 dual-socket nodes + 1 single-socket node = 12,258 nodes, 24,515 single-core
+    # processors (the trace's MaxProcs). Nocona 2.8 GHz x 2 flops/cycle = 5.6 GFLOPS per core:
+    # peak = 24,515 x 5.6 = 137,284 GFLOPS; power = 24,515 x 0.75 x 103 W = 1,893,783.75 W;
+    # memory = 12,257 x 2 + 1 = 24,515 GB (1 GB per processor).
+    p = load_platform(EXAMPLES / "lcg.json")
+    assert (len(p.nodes), len(p.processors), len(p.cores)) == (12258, 24515, 24515)
+    assert p.reference_speed == pytest.approx(5.6, rel=1e-12)
+    assert p.peak_gflops == pytest.approx(137284.0, rel=1e-12)
+    assert p.peak_power == pytest.approx(1893783.75, rel=1e-12)
+    assert p.summary()["memory_gb"] == pytest.approx(24515.0)
+    assert [len(n.processors) for n in p.nodes[-2:]] == [2, 1]
+    assert p.nodes[-1].memory_gb == 1 and p.nodes[0].memory_gb == 2
+    assert p.processors[0].mem_bw == 6.4
+    assert p.cores[-1].name == "cor_24514"
+
+
 def test_shipped_library_power_is_three_quarters_of_tdp() -> None:
     lib = TypeLibrary.shipped()
     tdp = {

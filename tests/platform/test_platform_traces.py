@@ -38,3 +38,10 @@ def test_example_has_the_trace_machine_size(trace: str, example: str, cores_key:
     platform = load_platform(EXAMPLES / example)
     assert len(platform.cores) == header_value(path, cores_key)
     assert len(platform.nodes) == header_value(path, "MaxNodes")
+
+
+def test_lcg_example_has_the_grid_processor_count() -> None:
+    # The LCG header has no MaxNodes (170 pooled sites): only the processor count is checked.
+    path = trace_path("LCG.swf.gz")
+    platform = load_platform(EXAMPLES / "lcg.json")
+    assert len(platform.cores) == header_value(path, "MaxProcs") == 24515

@@ -52,7 +52,7 @@ MODES = {
         train_jobs=[0, 15000],
         eval_jobs=[15000, 23000],
         eval_windows=3,
-        train_windows=3,
+        train_windows=6,
         timesteps=60_000,
         num_steps=256,
     ),
@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="start from a uniform policy instead of the best training pair",
     )
+    parser.add_argument("--ent-coef", type=float, default=0.001,
+                        help="entropy bonus (small: 36 near-equivalent pairs)")
+    parser.add_argument("--prior-probability", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
@@ -164,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             split="train",
             prior_action=None if args.no_prior else best,
+            prior_probability=args.prior_probability,
+            ent_coef=args.ent_coef,
         )
         if args.vector == "async":
             fns = env_factories(options_path, args.num_envs, output_dir=out, split="train")

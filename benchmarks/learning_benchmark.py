@@ -6,8 +6,9 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|full]
 
 On the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280 cores):
 
-1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` windows
-   sampled from the first part of the trace (``train_jobs``); the best mean objective wins.
+1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
+   windows drawn (seed 0) from the first part of the trace (``train_jobs``); the best mean
+   objective wins.
    This is what a practitioner without learning would deploy.
 2. **Training**: PPO (:mod:`hdeeprm.training.ppo`) on windows sampled per episode from the same
    part, its initial policy favouring that pair (``--no-prior``: uniform).
@@ -25,6 +26,7 @@ windows); full mode is the issue's setting (4,000-job windows, 8 evaluation wind
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -108,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="start from a uniform policy instead of the best training pair",
     )
-    parser.add_argument("--ent-coef", type=float, default=0.001,
-                        help="entropy bonus (small: 36 near-equivalent pairs)")
+    parser.add_argument(
+        "--ent-coef",
+        type=float,
+        default=0.001,
+        help="entropy bonus (small: 36 near-equivalent pairs)",
+    )
     parser.add_argument("--prior-probability", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
@@ -135,19 +141,31 @@ def main(argv: list[str] | None = None) -> int:
             f"mode {args.mode}, objective {args.objective}, {args.observation} observation"
         )
 
-        # 1. the pair a practitioner would pick: best on the training windows
-        train_env = HeterogeneousClusterEnv(inputs=inputs, split="train")
+        # 1. the pair a practitioner would pick: best on fixed windows of the training part
+        #    (the training part's jobs served as "evaluation" windows of a second options
+        #    object: same trace, same inputs, nothing of the held-out part)
+        pick = options_for(
+            {
+                **mode,
+                "train_jobs": mode["eval_jobs"],
+                "eval_jobs": mode["train_jobs"],
+                "eval_windows": mode["train_windows"],
+            },
+            args.objective,
+            args.observation,
+            args.seed,
+        )
+        pick_inputs = dataclasses.replace(
+            inputs, options=options_from_json(pick, out / "pick_options.json")
+        )
+        pick_env = HeterogeneousClusterEnv(inputs=pick_inputs, split="eval")
         pairs = {
             n: p
-            for n, p in ev.baseline_policies(train_env.action_names, 0).items()
+            for n, p in ev.baseline_policies(pick_env.action_names, 0).items()
             if n != ev.RANDOM
         }
         t1 = time.perf_counter()
-        train_results = []
-        for name, choose in pairs.items():
-            for k in range(mode["train_windows"]):
-                r = ev.play(train_env, choose, seed=10_000 + k, window=None, name=name)
-                train_results.append(ev.WindowResult(name, k, *list(_fields(r))[2:]))
+        train_results = ev.evaluate(pick_env, pairs, seed=0)
         summaries = ev.summarize(train_results)
         best = ev.best_pair(summaries, args.objective, list(pairs))
         best_train = next(s for s in summaries if s.policy == best)
@@ -220,18 +238,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
     return 0
-
-
-def _fields(r: ev.WindowResult):
-    return (
-        r.policy,
-        r.window,
-        r.objective,
-        r.mean_slowdown,
-        r.mean_bounded_slowdown,
-        r.steps,
-        r.wall_time,
-    )
 
 
 if __name__ == "__main__":

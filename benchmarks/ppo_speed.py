@@ -70,11 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(tmp) / "options.json"
         path.write_text(json.dumps(raw))
         inputs = prepare_inputs(options_from_json(raw, path), tmp)
-        print(f"Gaia windows of {args.window_jobs} jobs from [0, 15000), 2,280 cores, minimal "
-              f"observation, {args.num_envs} environments, {args.steps} decisions")
+        print(
+            f"Gaia windows of {args.window_jobs} jobs from [0, 15000), 2,280 cores, minimal "
+            f"observation, {args.num_envs} environments, {args.steps} decisions"
+        )
         for kind in kinds:
-            fns = (inputs_factories(inputs, args.num_envs, "train") if kind == "sync"
-                   else env_factories(path, args.num_envs, output_dir=tmp, split="train"))
+            fns = (
+                inputs_factories(inputs, args.num_envs, "train")
+                if kind == "sync"
+                else env_factories(path, args.num_envs, output_dir=tmp, split="train")
+            )
             envs = build_vector_env(fns, kind)
             rng = np.random.default_rng(0)
             _, info = envs.reset(seed=1)
@@ -85,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
                 _, _, _, _, info = envs.step(np.array(actions))
             env_rate = args.steps / (time.perf_counter() - t0)
             envs.close()
-            config = PPOConfig(num_envs=args.num_envs, num_steps=1024, vector=kind, seed=1,
-                               split="train")
+            config = PPOConfig(
+                num_envs=args.num_envs, num_steps=1024, vector=kind, seed=1, split="train"
+            )
             trainer = PPOTrainer(config, fns)
             profiler = cProfile.Profile() if args.profile else None
             t0 = time.perf_counter()
@@ -97,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                 profiler.disable()
             rate = trainer.global_step / (time.perf_counter() - t0)
             trainer.close()
-            print(f"  {kind:5}: environments alone {env_rate:7,.0f} decisions/s; "
-                  f"PPO training end to end {rate:7,.0f} decisions/s")
+            print(
+                f"  {kind:5}: environments alone {env_rate:7,.0f} decisions/s; "
+                f"PPO training end to end {rate:7,.0f} decisions/s"
+            )
             if profiler:
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
     return 0

@@ -93,15 +93,9 @@ def run_ppo(
                 "pybatsim.agent.run",
             )
         return _evaluate(inputs, config, in_model, run == "evaluate")
+    # Subprocess environments are forked (AsyncVectorEnv context "fork"), so the prepared
+    # inputs reach them without being pickled.
     env_fns = inputs_factories(inputs, config.num_envs, config.split)
-    if config.vector == "async":
-        from hdeeprm.training.ppo import env_factories
-
-        if inputs.options.source is None:
-            raise InputError("vector 'async' needs options read from a file")
-        env_fns = env_factories(
-            inputs.options.source, config.num_envs, output_dir=run_dir, split=config.split
-        )
     if in_model is not None:
         state = PPOTrainer.read_checkpoint(in_model)
         trainer = PPOTrainer(config, env_fns, run_dir=run_dir, tensorboard=tensorboard)

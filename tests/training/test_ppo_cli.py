@@ -91,3 +91,43 @@ def test_launch_errors_name_the_key(tmp_path: Path) -> None:
         evaluate_main, [str(options), "-cw", workload, "--model", str(tmp_path / "junk.pt")]
     )
     assert result.exit_code == 2 and "junk.pt" in result.output
+
+
+def test_evaluate_run_of_a_file_agent_is_greedy(tmp_path: Path) -> None:
+    """``run: "evaluate"``: every episode takes the agent's most probable action."""
+    import dataclasses
+
+    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.options import load_options
+    from hdeeprm.training import run_learning
+
+    options = load_options(THESIS_DIR / "options.json")
+    options = dataclasses.replace(options, agent=dataclasses.replace(options.agent, run="evaluate"))
+    inputs = prepare_inputs(options, tmp_path, custom_workload=THESIS_DIR / "workload.json")
+    episodes = []
+    result = run_learning(
+        inputs,
+        agent_file=Path(__file__).resolve().parents[2] / "agent_examples" / "reinforce.py",
+        in_model=None,
+        out_model=None,
+        nb_runs=6,
+        progress=False,
+        write_outputs=False,
+        tensorboard=False,
+        on_episode=episodes.append,
+    )
+    assert len(result.episodes) == 6
+    # one decision per episode, the same greedy one each time: identical objectives
+    assert len({e.objective for e in episodes}) == 1
+    probs = episodes[0].probabilities
+    assert max(probs) < 1.0  # the policy itself is not deterministic; the choice is
+
+
+def test_launch_async_vector(tmp_path: Path) -> None:
+    params = {**PARAMS, "vector": "async"}
+    options = write_ppo_options(tmp_path, params=params)
+    result = CliRunner().invoke(
+        launch_main, [str(options), "-cw", str(THESIS_DIR / "workload.json"), "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "ppo train: 64 decision steps" in result.output

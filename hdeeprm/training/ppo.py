@@ -268,9 +268,10 @@ class ReturnStats:
         self.count = 1e-4
 
     def update(self, batch: np.ndarray) -> None:
-        n = float(batch.size)
-        b_mean = float(batch.mean())
-        b_var = float(batch.var())
+        values = batch.tolist()  # a handful of floats: plain Python beats NumPy's overhead
+        n = float(len(values))
+        b_mean = sum(values) / n
+        b_var = sum((v - b_mean) ** 2 for v in values) / n
         delta = b_mean - self.mean
         total = self.count + n
         m2 = self.var * self.count + b_var * n + delta * delta * self.count * n / total
@@ -340,6 +341,16 @@ class ActorCritic(nn.Module):
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.normalized(obs)).squeeze(-1)
 
+    def logits_and_value(
+        self, obs: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both heads from one normalisation of ``obs`` (the rollout's per-step call)."""
+        x = self.normalized(obs)
+        out = self.actor(x)
+        if mask is not None:
+            out = out.masked_fill(~mask, -1e9)
+        return out, self.critic(x).squeeze(-1)
+
 
 # --- environments ----------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -390,9 +401,7 @@ def inputs_factories(
     ``AsyncVectorEnv`` with the ``fork`` start method)."""
     from hdeeprm.environment import HeterogeneousClusterEnv
 
-    return [
-        (lambda: HeterogeneousClusterEnv(inputs=inputs, split=split)) for _ in range(num_envs)
-    ]
+    return [(lambda: HeterogeneousClusterEnv(inputs=inputs, split=split)) for _ in range(num_envs)]
 
 
 def build_vector_env(env_fns: Sequence[Callable[[], gym.Env]], kind: str) -> gym.vector.VectorEnv:
@@ -668,10 +677,9 @@ class PPOTrainer:
                     with torch.no_grad():
                         obs_t = torch.from_numpy(obs_np)
                         mask_t = None if mask_np is None else torch.from_numpy(mask_np)
-                        logits = model.logits(obs_t, mask_t)
+                        logits, value = model.logits_and_value(obs_t, mask_t)
                         action = self._sample(logits)
                         logp = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
-                        value = model.value(obs_t)
                     act = action.numpy()
                     act_buf[step] = act
                     logp_buf[step] = logp.numpy()

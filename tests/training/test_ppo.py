@@ -103,14 +103,14 @@ def test_masked_actions_are_never_taken_and_the_best_allowed_one_is_learnt(tmp_p
     trainer = PPOTrainer(
         small_config(learning_rate=0.01), [Bandit, Bandit], run_dir=tmp_path, tensorboard=False
     )
-    trainer.learn(2048)
+    trainer.learn(1024)
     with (tmp_path / "training_log.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[: len(PPO_LOG_COLUMNS)] == list(PPO_LOG_COLUMNS)
     assert all(float(r["freq_forbidden"]) == 0.0 for r in rows)
     assert float(rows[-1]["freq_good"]) > 0.9
-    # 2048 steps over 2 environments of 5-step episodes: 204 complete episodes each
-    assert int(rows[-1]["steps"]) == 2048 and int(rows[-1]["episodes"]) == 2 * (1024 // 5)
+    # 1024 steps over 2 environments of 5-step episodes: 102 complete episodes each
+    assert int(rows[-1]["steps"]) == 1024 and int(rows[-1]["episodes"]) == 2 * (512 // 5)
     obs = np.array([[0.5, 0.1], [0.5, 0.9]], np.float32)
     mask = np.array([[False, True, True]] * 2)
     assert trainer.predict(obs, deterministic=True, action_mask=mask).tolist() == [1, 1]

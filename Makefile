@@ -7,16 +7,23 @@ PYTHON ?= python3
 # PyTorch first, pinned, so that the CPU build is used where one is available; the package's
 # own dependency range (torch>=2.0,<3) is then already satisfied.
 TORCH ?= torch==2.13.0
-PIP = $(PYTHON) -m pip install --disable-pip-version-check --quiet
+# pip's normal output, not --quiet: a first install takes a minute or more (PyTorch alone is
+# hundreds of MB), and each step (collecting, downloading with a progress bar, building,
+# installing) shows as it happens instead of a silent wait.
+PIP = $(PYTHON) -m pip install --disable-pip-version-check --progress-bar on
 
 .PHONY: install install-test demo test lint bench
 
 install:
+	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
 	$(PIP) "$(TORCH)"
+	@echo "==> 2/2 installing hdeeprm (editable) and its dependencies"
 	$(PIP) -e .
 
 install-test:
+	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
 	$(PIP) "$(TORCH)"
+	@echo "==> 2/2 installing hdeeprm (editable) with its test tools"
 	$(PIP) -e ".[test]"
 
 demo: install

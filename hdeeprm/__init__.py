@@ -8,7 +8,13 @@ The package is split by concern, and data flows one way through it:
 * :mod:`hdeeprm.cli`        -- the ``hdeeprm-*`` console scripts
 """
 
+import logging
+
 from hdeeprm.errors import HDeepRMError, InputError
+
+# A library installs no handler: without one configured by the application, hdeeprm's records
+# go nowhere (instead of Python's last-resort handler printing warnings on stderr).
+logging.getLogger("hdeeprm").addHandler(logging.NullHandler())
 
 __version__ = "0.1.0"
 

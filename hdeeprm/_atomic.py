@@ -2,6 +2,8 @@
 
 Everything is written to a temporary file in the destination folder and moved into place with
 :func:`os.replace`, which is atomic on POSIX and Windows when both paths share a filesystem.
+Any ``OSError`` on the way (read-only folder, disk full, a path under a regular file...) becomes
+an :class:`~hdeeprm.errors.OutputError` naming the file, and the temporary file is removed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,72 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from hdeeprm.errors import OutputError, output_error
+
+#: Prefix of every temporary file (``hdeeprm-clean`` removes strays with it).
+TMP_PREFIX = ".tmp-"
+
+
+def _open_stream(fd: int, mode: str, encoding: str | None, newline: str | None) -> IO[Any]:
+    """The one place output bytes go through (tests replace it to simulate a full disk)."""
+    return os.fdopen(fd, mode, encoding=encoding, newline=newline)
+
+
+def ensure_dir(path: str | os.PathLike[str]) -> None:
+    """Create the folder ``path`` (and its parents) or raise :class:`OutputError` saying why."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:  # a regular file where the folder should be
+        raise OutputError("cannot create the folder: a file with that name exists", path) from None
+    except OSError as exc:
+        raise output_error(exc, path) from None
+
+
+def temporary_sibling(path: str | os.PathLike[str], binary: bool = False, **text: Any):
+    """Create a temporary file beside ``path``; return ``(name, stream)``.
+
+    Raises :class:`OutputError` when the folder cannot hold it.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    ensure_dir(folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX + os.path.basename(path) + "-", dir=folder)
+    except OSError as exc:
+        raise output_error(exc, path) from None
+    try:
+        mode = "wb" if binary else "w"
+        stream = _open_stream(
+            fd,
+            mode,
+            None if binary else text.get("encoding", "utf-8"),
+            None if binary else text.get("newline"),
+        )
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp, stream
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`OutputError` now if ``path`` could not be written later (a model saved
+    only after hours of training): creates and removes a temporary sibling."""
+    tmp, stream = temporary_sibling(path, binary=True)
+    stream.close()
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def publish(tmp: str, path: str | os.PathLike[str]) -> None:
+    """Give ``tmp`` the permissions a plain ``open()`` would and move it over ``path``."""
+    # mkstemp creates 0600 files; give the output the permissions a plain open() would.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
 
 @contextlib.contextmanager
 def atomic_open(
@@ -20,29 +88,23 @@ def atomic_open(
 ) -> Iterator[IO[Any]]:
     """Open a temporary sibling of ``path`` for writing; move it over ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is left untouched.
+    On any exception the temporary file is removed and ``path`` is left untouched; an
+    ``OSError`` is raised again as :class:`OutputError` naming ``path``.
     """
     if "r" in mode or "a" in mode:
         raise ValueError("atomic_open only supports write modes")
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
+    tmp, handle = temporary_sibling(path, "b" in mode, encoding=encoding, newline=newline)
     try:
-        binary = "b" in mode
-        with os.fdopen(
-            fd, mode, encoding=None if binary else encoding, newline=None if binary else newline
-        ) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600 files; give the output the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        try:
+            with handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            publish(tmp, path)
+        except OSError as exc:
+            raise output_error(exc, path) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
@@ -53,10 +115,12 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         handle.write(text)
 
 
+def json_text(data: Any, *, indent: int | None = None) -> str:
+    """The exact text :func:`write_json` writes for ``data``."""
+    return json.dumps(data, indent=indent) + "\n"
+
+
 def write_json(path: str | os.PathLike[str], data: Any, *, indent: int | None = None) -> None:
     """Serialise ``data`` as JSON to ``path`` atomically."""
     # One dumps + one write is about twice as fast as json.dump's many small writes.
-    text = json.dumps(data, indent=indent)
-    with atomic_open(path, "w") as handle:
-        handle.write(text)
-        handle.write("\n")
+    write_text(path, json_text(data, indent=indent))

@@ -7,6 +7,7 @@ fix the file without reading hdeeprm's source.
 
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -41,5 +42,54 @@ class InputError(HDeepRMError, ValueError):
         super().__init__(prefix + message)
 
 
+class OutputError(HDeepRMError, OSError):
+    """An output file or folder cannot be written (read-only folder, disk full, a path under a
+    regular file...). Nothing half-written is left behind: the temporary file is removed.
+
+    Args:
+        message: what failed and what to do.
+        path: the file or folder that could not be written.
+    """
+
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None) -> None:
+        self.message = message
+        self.path = None if path is None else os.fspath(path)
+        text = f"{self.path}: {message}" if self.path is not None else message
+        # OSError's own constructor would reinterpret the arguments: set the text directly.
+        Exception.__init__(self, text)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def output_error(exc: OSError, path: str | os.PathLike[str]) -> OutputError:
+    """The :class:`OutputError` for an ``OSError`` raised while writing ``path``."""
+    if isinstance(exc, OutputError):
+        return exc
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    hints = {
+        errno.ENOSPC: "free some space or choose another run folder (-o)",
+        errno.EDQUOT: "free some space or choose another run folder (-o)",
+        errno.EROFS: "the file system is read-only: choose another run folder (-o)",
+        errno.EACCES: "no permission to write there: choose another run folder (-o)",
+        errno.EPERM: "no permission to write there: choose another run folder (-o)",
+        errno.ENOTDIR: "a part of the path is a regular file, not a folder",
+        errno.ENOENT: "a part of the path does not exist and cannot be created",
+    }
+    hint = hints.get(exc.errno or 0)
+    where = getattr(exc, "filename", None)
+    detail = f" ({where})" if where and os.fspath(where) != os.fspath(path) else ""
+    return OutputError(f"cannot write: {reason}{detail}" + (f"; {hint}" if hint else ""), path)
+
+
 class SimulationError(HDeepRMError, RuntimeError):
     """A decision the simulator cannot carry out (unknown job, busy host, bad P-state...)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, caught and cleaned up after; ``message`` says what was kept (for example the
+    model of the last finished training episode)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

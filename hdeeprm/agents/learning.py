@@ -21,6 +21,7 @@ very short episodes give a noisy scale (seed 003, section 3.1).
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -29,12 +30,20 @@ import torch
 import torch.nn.functional as F
 
 from hdeeprm.agents.base import Agent
-from hdeeprm.errors import SimulationError
+from hdeeprm.errors import InputError, SimulationError
 
 #: Added to standard deviations before dividing by them.
 EPS = 1e-8
 #: Normalisation modes of :meth:`LearningAgent.transform_rewards`.
 NORMALIZATIONS = ("running", "episode", "none")
+
+
+def source_file(cls: type) -> str | None:
+    """The file defining ``cls`` (an agent loaded with ``-a``), for error messages."""
+    try:
+        return inspect.getsourcefile(cls)
+    except TypeError:  # classes built at run time
+        return None
 
 
 class LearningAgent(Agent):
@@ -206,12 +215,24 @@ class PolicyLearningAgent(LearningAgent):
         """Sample an action from the policy (or take the most probable when
         ``deterministic``); keep its log-probability for the loss."""
         obs = self.as_tensor(observation)
-        probs = self.forward_policy(obs).reshape(-1)
+        raw = self.forward_policy(obs)
+        #: Shape of the last policy output, as returned (for error messages).
+        self.policy_shape = tuple(raw.shape)
+        probs = raw.reshape(-1)
         detached = probs.detach()
-        if not bool(torch.isfinite(detached).all()) or bool((detached < 0).any()):
-            raise SimulationError(
-                f"{type(self).__name__}.forward_policy returned {detached.tolist()}: expected "
-                "probabilities (apply softmax to the last layer)"
+        if (
+            detached.numel() == 0
+            or not bool(torch.isfinite(detached).all())
+            or bool((detached < 0).any())
+            or not float(detached.sum()) > 0
+        ):
+            name = type(self).__name__
+            raise InputError(
+                f"{name}.forward_policy returned {detached.tolist()[:12]} (shape "
+                f"{self.policy_shape}): expected non-negative, finite probabilities that do "
+                "not all vanish (apply softmax to the last layer)",
+                source_file(type(self)),
+                f"class {name}",
             )
         if self.deterministic:
             action = int(torch.argmax(detached))

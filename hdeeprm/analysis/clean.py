@@ -3,9 +3,9 @@
 * Outputs, always generated: Batsim's five ``out_*.csv``, ``insights.log``,
   ``hdeeprm_mem_bw_overutilization.csv``, ``training_log.csv``.
 * Generated inputs (``platform.xml``, ``res_hierarchy.json``, ``workload.json``,
-  ``job_limits.json``) only when ``.hdeeprm_inputs.json`` records that hdeeprm generated them:
-  the launcher reuses a hand-written ``workload.json`` (thesis 4.3), and such a file is the
-  user's. The record itself goes with them.
+  ``job_limits.json``) only when ``.hdeeprm_inputs.json`` records that hdeeprm wrote the very
+  bytes now in the file (:mod:`hdeeprm._manifest`): a hand-written file, or a generated one the
+  user edited since, is the user's. The record itself goes with them.
 * Stray ``.tmp-*`` files left by interrupted atomic writes.
 * ``run_NNN/`` folders of ``hdeeprm-launch -nr``: their generated files, and the folder itself
   when nothing else is in it.
@@ -15,12 +15,12 @@ Options files, models (``*.pt``) and anything else are never touched.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hdeeprm._manifest import Manifest
 from hdeeprm.analysis.runfolder import (
     BATSIM_OUTPUTS,
     GENERATED_INPUTS,
@@ -29,6 +29,7 @@ from hdeeprm.analysis.runfolder import (
     TMP_PREFIX,
     RunFolderError,
 )
+from hdeeprm.errors import InputError
 
 _RUN_DIR = re.compile(r"run_\d{3,}")
 
@@ -52,39 +53,37 @@ class CleanPlan:
         return lines
 
 
-def _recorded_inputs(folder: Path) -> set[str]:
-    """Names of the inputs ``.hdeeprm_inputs.json`` says hdeeprm generated."""
-    try:
-        data = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    if not isinstance(data, dict):
-        return set()
-    return {name for name in data if name in GENERATED_INPUTS}
-
-
 def _plan_folder(folder: Path, plan: CleanPlan) -> list[Path]:
     """Add ``folder``'s generated files to ``plan``; return them."""
     found: list[Path] = []
-    recorded = _recorded_inputs(folder)
+    try:
+        manifest: Manifest | None = Manifest.load(folder)
+    except InputError:
+        manifest = None
     for entry in sorted(folder.iterdir()):
         name = entry.name
         if entry.is_dir() and not entry.is_symlink():
             continue
         if not (entry.is_file() or entry.is_symlink()):
             continue
-        if (
-            name in BATSIM_OUTPUTS
-            or name in HDEEPRM_OUTPUTS
-            or name.startswith(TMP_PREFIX)
-            or name == MANIFEST_FILE
-        ):
+        if name in BATSIM_OUTPUTS or name in HDEEPRM_OUTPUTS or name.startswith(TMP_PREFIX):
             found.append(entry)
+        elif name == MANIFEST_FILE:
+            if manifest is None:
+                plan.kept.append((entry, "not a record hdeeprm can read"))
+            else:
+                found.append(entry)
         elif name in GENERATED_INPUTS:
-            if name in recorded:
+            if entry.is_symlink():
+                plan.kept.append((entry, "a symbolic link: hdeeprm writes regular files"))
+                continue
+            owned, why = (
+                (False, "unreadable record") if manifest is None else (manifest.ownership(name))
+            )
+            if owned:
                 found.append(entry)
             else:
-                plan.kept.append((entry, f"not recorded in {MANIFEST_FILE} as generated"))
+                plan.kept.append((entry, why))
     plan.files.extend(found)
     return found
 

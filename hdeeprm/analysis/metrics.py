@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,6 +261,11 @@ def plot_metrics(summaries: Sequence[RunSummary], fig: Figure | None = None) -> 
     from hdeeprm.analysis.plots import new_figure, time_unit
 
     fig = fig if fig is not None else new_figure((12.0, 6.5))
+    width_in = float(fig.get_figwidth())
+    # About 6 points per character at the titles' medium size: wrap titles to the plotting
+    # part of their panel (three quarters of a quarter of the width; the rest holds the y
+    # label and ticks), and give the legend as many columns as fit the figure.
+    title_chars = max(8, int(width_in / 4 * 0.75 * 72 / 6))
     by_key = {m.key: m for m in METRICS}
     names = [s.name for s in summaries]
     colors = [f"C{i % 10}" for i in range(len(summaries))]
@@ -273,13 +279,17 @@ def plot_metrics(summaries: Sequence[RunSummary], fig: Figure | None = None) -> 
             scale, unit = time_unit(float(np.nanmax(values)) if len(values) else 0.0)
             values = values / scale
         ax.bar(x, values, color=colors, width=0.7)
-        ax.set_title(metric.label, fontsize="medium")
+        ax.set_title(textwrap.fill(metric.label, title_chars), fontsize="medium")
         ax.set_ylabel(unit if unit else "ratio")
         ax.set_xticks(x, [""] * len(x))
         ax.grid(True, axis="y", alpha=0.3)
         ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 5))
         ax.set_ylim(0, None if np.nanmax(values, initial=0.0) > 0 else 1.0)
     handles = [Patch(color=c, label=n) for c, n in zip(colors, names)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(names), 4), title="run")
+    longest = max((len(n) for n in names), default=1)
+    fits = max(1, int(width_in * 72 / (longest * 6.5 + 40)))
+    fig.legend(
+        handles=handles, loc="outside lower center", ncols=min(len(names), 4, fits), title="run"
+    )
     fig.suptitle("Metrics comparison")
     return fig

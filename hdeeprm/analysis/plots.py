@@ -376,7 +376,8 @@ def job_memory(run: RunFolder) -> np.ndarray:
     if unknown:
         raise RunFolderError(
             f"job profile(s) {', '.join(unknown[:5])} of out_jobs.csv are not in "
-            f"{run.path / 'workload.json'}: the workload does not match this run",
+            f"{run.workload_path or run.path / 'workload.json'}: the workload does not match "
+            "this run",
             run.path / "out_jobs.csv",
             "profile",
         )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from hdeeprm.errors import InputError
+from hdeeprm.errors import HDeepRMError, InputError
 
 if TYPE_CHECKING:
     from hdeeprm.platform import Platform
@@ -83,6 +83,11 @@ def missing_file_error(folder: Path, name: str) -> RunFolderError:
         )
     elif name == OVERUTILIZATION_FILE:
         hint = "it is written by classic runs of hdeeprm-launch"
+    elif name == WORKLOAD_FILE:
+        hint = (
+            "a run made with a custom workload (hdeeprm-launch -cw FILE) keeps it where it was: "
+            "pass that file with --workload FILE (or run hdeeprm-launch first)"
+        )
     else:
         hint = "run hdeeprm-launch first"
     return RunFolderError(f"run folder {folder} has no {name}: {hint}")
@@ -304,10 +309,14 @@ def parse_allocations(
 class RunFolder:
     """A run folder; each file is read once, when first needed, with a clear error if absent."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], workload: str | os.PathLike[str] | None = None
+    ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise RunFolderError(f"run folder {self.path} does not exist or is not a folder")
+        #: The run's Batsim workload when it is not the folder's ``workload.json`` (``-cw``).
+        self.workload_path = Path(workload) if workload is not None else None
 
     @property
     def name(self) -> str:
@@ -337,10 +346,31 @@ class RunFolder:
 
     @functools.cached_property
     def workload(self) -> Workload:
-        """``workload.json`` (profiles carry ``mem`` MB and ``mem_bw`` GB/s per core)."""
+        """``workload.json``, or the workload given at construction (profiles carry ``mem`` MB
+        and ``mem_bw`` GB/s per core)."""
         from hdeeprm.workload.model import load_workload
 
+        if self.workload_path is not None:
+            return load_workload(self.workload_path)
+        if not (self.path / WORKLOAD_FILE).is_file():
+            custom = self.custom_workload()
+            if custom is not None:
+                return load_workload(custom)
         return load_workload(self.file(WORKLOAD_FILE))
+
+    def custom_workload(self) -> Path | None:
+        """The workload a ``-cw`` run used, as recorded by ``hdeeprm-launch`` in the run's
+        ``.hdeeprm_inputs.json``, when that file still exists with the same content."""
+        from hdeeprm._manifest import Manifest, file_sha256
+
+        try:
+            entry = Manifest.load(self.path).entries[JOB_LIMITS_FILE]
+            key = entry.key
+            path = Path(key["path"])
+            digest = file_sha256(path)
+        except (OSError, ValueError, KeyError, TypeError, HDeepRMError):
+            return None
+        return path if digest == key.get("custom_workload") else None
 
     @functools.cached_property
     def nb_cores(self) -> int:

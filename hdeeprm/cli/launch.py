@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import click
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.errors import HDeepRMError, Interrupted
 
 
 class BatsimChoice(NamedTuple):
@@ -126,6 +126,9 @@ def main(
     except HDeepRMError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except Interrupted as exc:
+        click.echo(f"\n{exc.message}", err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         click.echo("\ninterrupted: no partial output files were left behind", err=True)
         sys.exit(130)
@@ -186,6 +189,10 @@ def _launch(
             options.source,
             "pybatsim.agent.type",
         )
+    if out_model is not None:
+        from hdeeprm._atomic import check_writable
+
+        check_writable(out_model)  # before training, not after it
     inputs = prepare_inputs(
         options, output_dir, custom_workload=custom_workload, log=lambda m: _say(quiet, m)
     )
@@ -205,17 +212,19 @@ def _launch(
                            progress=not quiet).summary())
         return
     if learning:
+        from hdeeprm.experiment.run import insights_log
         from hdeeprm.training import run_learning
 
         assert agent_file is not None
-        result = run_learning(
-            inputs,
-            agent_file=agent_file,
-            in_model=in_model,
-            out_model=out_model,
-            nb_runs=nb_runs,
-            progress=not quiet,
-        )
+        with insights_log(out, options.log_level):
+            result = run_learning(
+                inputs,
+                agent_file=agent_file,
+                in_model=in_model,
+                out_model=out_model,
+                nb_runs=nb_runs,
+                progress=not quiet,
+            )
         click.echo(result.summary())
         return
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.errors import HDeepRMError, InputError
+from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.protocol.server import DEFAULT_SERVER_TIMEOUT
-from hdeeprm.protocol.transport import DEFAULT_ENDPOINT
+from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint
 
 VERBOSITY = ("quiet", "network-only", "information", "debug")
 
@@ -106,6 +106,7 @@ def main(
     """Simulate PLATFORM with WORKLOADs for a Batsim 4.x scheduler (JSON over ZeroMQ)."""
     talk = not quiet and verbosity != "quiet"
     try:
+        check_endpoint(endpoint, "-s/--socket-endpoint", connect=True)
         summary = serve(
             platform_file,
             workload_files,
@@ -115,7 +116,7 @@ def main(
             forward_profiles=forward_profiles_on_submission,
             timeout=timeout,
         )
-    except InputError as exc:
+    except (InputError, OutputError) as exc:  # the user's to fix: exit code 2
         click.echo(f"hdeeprm-sim: error: {exc}", err=True)
         sys.exit(2)
     except HDeepRMError as exc:

@@ -58,9 +58,22 @@ def parse_size(text: str) -> tuple[float, float]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Save the figure to this file (format from the suffix: png, pdf, svg...).",
 )
+@click.option(
+    "--workload",
+    "workload_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The run's Batsim workload, for runs made with -cw (mem_bubbles) "
+    "[default: RUN_DIR/workload.json].",
+)
 @click.option("--size", default="10x6", show_default=True, help="Figure size in inches, WxH.")
 @click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=100.0, show_default=True)
-def main(args: tuple[str, ...], save_path: Path | None, size: str, dpi: float) -> None:
+def main(
+    args: tuple[str, ...],
+    save_path: Path | None,
+    workload_path: Path | None,
+    size: str,
+    dpi: float,
+) -> None:
     """Draw VISUALIZATION of the run in RUN_DIR (default: the current folder).
 
     VISUALIZATION is one of: queue_size, utilization, lifecycle, gantt, gantt_no_label,
@@ -86,14 +99,19 @@ def main(args: tuple[str, ...], save_path: Path | None, size: str, dpi: float) -
         )
         sys.exit(2)
     try:
-        _draw(Path(run_dir), name, save_path, figsize, dpi)
+        _draw(Path(run_dir), name, save_path, figsize, dpi, workload_path)
     except (HDeepRMError, ValueError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
 
 
 def _draw(
-    run_dir: Path, name: str, save_path: Path | None, figsize: tuple[float, float], dpi: float
+    run_dir: Path,
+    name: str,
+    save_path: Path | None,
+    figsize: tuple[float, float],
+    dpi: float,
+    workload_path: Path | None = None,
 ) -> None:
     import matplotlib
 
@@ -104,7 +122,7 @@ def _draw(
 
     if save_path is not None:
         image_format(save_path)  # a bad suffix fails before any drawing
-    run = RunFolder(run_dir)
+    run = RunFolder(run_dir, workload=workload_path)
     if save_path is not None:
         fig = visualize(name, run, new_figure(figsize))
         save_figure(fig, save_path, dpi=dpi)

@@ -166,6 +166,33 @@ class JobScheduler:
             heapq.heappop(heap)
         return heap[0][2]
 
+    def head(self, k: int) -> list[JobRecord]:
+        """The first ``k`` queued jobs in submission order (the ``first`` policy's order:
+        submission time, then submission number), left in the queue.
+
+        A best-first walk down the ``first`` heap from its root: O(k log k) plus the removed
+        jobs met on the way, never a scan of the queue.
+        """
+        if not self._jobs or k <= 0:
+            return []
+        heap = self._heaps.get("first")
+        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
+            heap = self._build("first")
+        pos = self._pos
+        size = len(heap)
+        out: list[JobRecord] = []
+        frontier = [(heap[0][0], heap[0][1], 0)]
+        pop, push = heapq.heappop, heapq.heappush
+        while frontier and len(out) < k:
+            _, seq, i = pop(frontier)
+            if seq in pos:
+                out.append(heap[i][2])
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < size:
+                    entry = heap[child]
+                    push(frontier, (entry[0], entry[1], child))
+        return out
+
     def _build(self, policy: str) -> list[tuple[Any, int, JobRecord]]:
         try:
             key = _KEYS[policy]

@@ -38,6 +38,7 @@ from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecor
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
 from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
@@ -120,6 +121,8 @@ class WorkloadManager:
             carrying it.
         void_wakeup: seconds after which a void action asks to be called again when nothing
             else could wake the decision system (no running job, no job left to submit).
+        log_detail: log every repeated warning (each over-subscription start and end, each
+            rejection) instead of the first one and a summary at the end of the simulation.
     """
 
     def __init__(
@@ -131,6 +134,7 @@ class WorkloadManager:
         seed: int = 0,
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
+        log_detail: bool = False,
     ) -> None:
         if void_wakeup <= 0:
             raise ValueError("void_wakeup must be positive")
@@ -140,7 +144,14 @@ class WorkloadManager:
         self.seed = seed
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
-        self.pool = CorePool(platform)
+        self.pool = CorePool(platform, log_detail=log_detail)
+        self._rejections = WarningTally(
+            LOG,
+            "jobs rejected",
+            "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
+            "(%d cores, largest node %.3f MB)",
+            detail=log_detail,
+        )
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -154,8 +165,9 @@ class WorkloadManager:
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
         )
-        #: Objects told about every accepted submission (``submitted(record)``) and completion
-        #: (``completed(record)``), e.g. an environment's reward bookkeeping; kept across resets.
+        #: Objects told about every accepted submission (``submitted(record)``), start
+        #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
+        #: reward bookkeeping; kept across resets.
         self.job_listeners: list[Any] = []
         self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         self._reset_counters()
@@ -180,6 +192,7 @@ class WorkloadManager:
         self._changed = False
         self._wakeup_at: float | None = None
         self._can_fit_cache: dict[tuple[int, float], bool] = {}
+        self._rejections.reset()
 
     @staticmethod
     def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -298,6 +311,15 @@ class WorkloadManager:
         groups = self._mask_groups
         if groups is None:
             groups = self._mask_groups = self._group_actions()
+        scheduler = self.job_scheduler
+        ordered = scheduler.sorted
+        if ordered is not None and scheduler:
+            # Quick answers from the sorted requests: every queued job fits, or none does.
+            free = self.pool.free_count
+            if ordered[1][-1] <= free and ordered[2][-1] <= self._mem_every_core:
+                return np.ones(len(self.actions), dtype=bool)
+            if ordered[1][0] > free:
+                return self._void_only()
         mask = np.zeros(len(self.actions), dtype=bool)
         for policy, indices in groups:
             if policy is None or self._policy_fits(policy):
@@ -305,6 +327,14 @@ class WorkloadManager:
         if not mask.any():
             mask[:] = True
         return mask
+
+    def _void_only(self) -> np.ndarray:
+        """No queued job fits: only void, or every action when there is no void."""
+        if self.actions.has_void:
+            mask = np.zeros(len(self.actions), dtype=bool)
+            mask[-1] = True
+            return mask
+        return np.ones(len(self.actions), dtype=bool)
 
     def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
         """Action indices by job policy (void under ``None``): one feasibility test each."""
@@ -362,6 +392,7 @@ class WorkloadManager:
                 self.no_more_jobs = True
             elif kind == ev.SIMULATION_ENDS:
                 self.pool.close_episodes(self.now)
+                self._rejections.summarise()
                 self.ended = True
             elif kind == ev.RESOURCE_STATE_CHANGED or kind == ev.JOB_KILLED:
                 # Nothing to do: P-states are already ours, and JOB_KILLED only acknowledges a
@@ -389,16 +420,15 @@ class WorkloadManager:
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
-            LOG.warning(
-                "t=%.6f job %s rejected: %d task(s) of %.3f MB can never fit on this platform "
-                "(%d cores, largest node %.3f MB)",
-                self.now,
-                record.id,
-                record.res,
-                record.mem,
-                self.pool.nb_cores,
-                self._max_node_mem,
-            )
+            if LOG.isEnabledFor(logging.WARNING):
+                self._rejections(
+                    self.now,
+                    record.id,
+                    record.res,
+                    record.mem,
+                    self.pool.nb_cores,
+                    self._max_node_mem,
+                )
             return
         self.job_scheduler.push(record)
         self._changed = True
@@ -468,6 +498,9 @@ class WorkloadManager:
                 self.running[job.id] = job
                 started.append(job)
             self.nb_started += len(started)
+            for listener in self.job_listeners:
+                for job in started:
+                    listener.started(job)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
         decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)

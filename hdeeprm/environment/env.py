@@ -24,6 +24,7 @@ from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
 from hdeeprm.experiment import ExperimentInputs, prepare_inputs
+from hdeeprm.logs import set_level
 from hdeeprm.options import Options, load_options
 from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
 from hdeeprm.simulation.events import Decision
@@ -50,6 +51,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             ``"eval"`` (the fixed windows of ``episodes.eval_jobs``; ``reset(options={"window":
             k})`` picks one, else they come in turn) or ``"all"`` (the whole workload; the
             default without ``episodes``). See :mod:`hdeeprm.environment.episodes`.
+        log_level: level of the ``hdeeprm`` logger (default: the options' ``log_level``).
+            The environment installs no handler: records go wherever the application's
+            logging sends them (nowhere by default); repeated warnings are aggregated unless
+            the options set ``log_detail``.
 
     Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
     the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true
@@ -69,6 +74,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         trace: bool = False,
         split: str | None = None,
         render_mode: str | None = None,
+        log_level: str | None = None,
     ) -> None:
         if inputs is None:
             if options is None:
@@ -78,6 +84,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
         self.inputs = inputs
         self.options = inputs.options
+        set_level(log_level if log_level is not None else self.options.log_level)
         env_opts = self.options.env
         self.objective = env_opts.objective
         self.actions = action_space_from_options(self.options)
@@ -98,7 +105,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         # A manager exists from the start so the spaces can be sized; reset() replaces it.
-        self.manager = WorkloadManager(inputs.platform, self.actions, seed=self.options.seed)
+        self.manager = self._new_manager(self.options.seed)
         self._observer = self._make_observer(self.manager)
         self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
         self.action_space = spaces.Discrete(len(self.actions))
@@ -107,12 +114,18 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.reward_kind = env_opts.reward
         self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)
+        self._mask: np.ndarray | None = None
         self._reward = 0.0
         self._done = True
         self.steps = 0
         self.total_reward = 0.0
 
     # --- construction helpers ---------------------------------------------------------
+    def _new_manager(self, seed: int) -> WorkloadManager:
+        return WorkloadManager(
+            self.inputs.platform, self.actions, seed=seed, log_detail=self.options.log_detail
+        )
+
     def _make_observer(self, manager: WorkloadManager) -> ObservationBuilder:
         env_opts = self.options.env
         return ObservationBuilder(
@@ -162,7 +175,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         manager_seed = int(self.np_random.integers(0, 2**63 - 1))
         if self.eval_window is not None:
             manager_seed = self.windows.eval_seed_of(self.eval_window)
-        self.manager = WorkloadManager(self.inputs.platform, self.actions, seed=manager_seed)
+        self.manager = self._new_manager(manager_seed)
         self._observer = self._make_observer(self.manager)
         self.engine = Engine(self.sim_platform, workload, trace=self.trace)
         if self.reward_kind == "thesis":
@@ -173,7 +186,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
                 self.manager,
                 self.engine,
                 len(workload.jobs),
-                workload.jobs[0].subtime,
+                min(job.subtime for job in workload.jobs),
             )
         self.steps = 0
         self.total_reward = 0.0
@@ -184,6 +197,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         else:
             self._done = not self._run(self.manager.flush())
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self.info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -208,6 +222,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.steps += 1
         self.total_reward += self._reward
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self._reward, self._done, False, self.info()
 
     def _run(self, decisions: list[Decision]) -> bool:
@@ -276,9 +291,14 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         """Valid actions now (bool per action): pairs whose chosen job can start now, and void
         (see :meth:`~hdeeprm.decision.WorkloadManager.action_mask`). The name is the one
         sb3-contrib's ``MaskablePPO`` calls."""
-        if self._done:
-            return np.ones(len(self.actions), dtype=bool)
-        return self.manager.action_mask()
+        mask = self._mask
+        if mask is None:
+            if self._done:
+                mask = np.ones(len(self.actions), dtype=bool)
+            else:
+                mask = self.manager.action_mask()
+            self._mask = mask  # one computation per state (info and MaskablePPO both ask)
+        return mask.copy()
 
     def objective_value(self) -> float:
         """The objective over the finished simulation (see ``episode_objective``)."""

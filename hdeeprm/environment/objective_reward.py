@@ -16,10 +16,13 @@ running estimate and the exact final value (the estimate's error: only slowdown 
 objective            Phi(t) while running                                unit (return =)
 ===================  ==================================================  ==================
 avg_job_slowdown     [sum of final slowdowns of the finished jobs +      per job: -mean
-                     sum over active jobs of (t - submit) / req_time]    slowdown
-                     / N
-avg_job_completion   integral of the number of active (queued + running)  per job, hours:
-                     jobs / N / 3600                                     -mean turnaround/h
+                     sum over queued jobs of (t - submit) / req_time +   slowdown
+                     sum over running jobs of (start - submit) /
+                     req_time] / N
+avg_job_completion   [sum of turnarounds of the finished jobs + sum      per job, hours:
+                     over queued jobs of (t - submit) + sum over         -mean turnaround/h
+                     running jobs of (start - submit + req_time)]
+                     / N / 3600
 avg_utilization      busy core-seconds / (cores x (t - t_first))         fraction: +mean
                                                                          utilisation
 makespan             (t - t_first) / 3600                                hours: -makespan/h
@@ -31,12 +34,17 @@ edp                  E(t) x (t - t_first) / (P_max x 3600 x 3600)        that x 
 ``N`` is the number of jobs of the episode (rejected jobs, which never run, are not in the
 objective: the last step corrects for them), ``t_first`` the first submission (0 in a window),
 ``P_max`` the platform's power with every core at full load (sum of the cores' P0 watts), and
-``E(t)`` the energy consumed so far. Slowdown's accrual ``1 / req_time`` per second is the
-thesis's own signal (its reward was the sum of ``1 / req_time`` over active jobs, but averaged
-over time, so returns grew with the number of steps); a job without a finite requested time
-accrues nothing until it completes. When a job completes, its estimated slowdown
-``(finish - submit) / req_time`` is replaced by the real ``(finish - submit) / run``
-(``1`` for a zero-length job), the definition of ``hdeeprm-metrics``.
+``E(t)`` the energy consumed so far.
+
+Slowdown and turnaround credit a job's *wait* while it waits, and the rest of its cost when
+it is known: a queued job accrues ``1 / req_time`` of slowdown per second (the thesis's own
+signal, integrated instead of time-averaged) or 1 s of turnaround per second; the step that
+starts it stops that accrual (so starting the jobs whose waiting costs most pays at once) and,
+for turnaround, books its requested time as the expected run; when it completes, the estimate
+is replaced by the real value: slowdown ``(finish - submit) / run`` (``1`` for a zero-length
+job, the definition of ``hdeeprm-metrics``), turnaround ``finish - submit``. A job without a
+finite requested time accrues no slowdown while queued (its real slowdown comes at
+completion).
 
 Costs are kept incrementally (sums updated at each submission and completion, integrals
 advanced at each message): a step costs O(events), never a scan of the active jobs.
@@ -92,14 +100,16 @@ class ObjectiveReward:
         self._busy = objective == "avg_utilization"
         self.t = engine.now
         self.t0 = self.t
-        #: Jobs submitted and not yet completed (queued or running).
+        #: Jobs submitted and not yet completed (queued or running), and those queued.
         self.active = 0
-        #: Sum of 1 / req_time over active jobs with a finite positive requested time.
+        self.queued = 0
+        #: Sum of 1 / req_time over queued jobs with a finite positive requested time.
         self.rate = 0.0
-        #: Integral over time of ``rate`` (slowdown) or of ``active`` (turnaround) or of the
+        #: Integral over time of ``rate`` (slowdown) or of ``queued`` (turnaround) or of the
         #: busy cores (utilisation).
         self.integral = 0.0
-        #: Slowdown: sum over finished jobs of (real slowdown - estimated accrual).
+        #: Jumps of the estimate: slowdown, at completion (real slowdown - credited wait);
+        #: turnaround, ``req_time`` at start and (run - req_time) at completion.
         self.correction = 0.0
         self.previous = 0.0
         manager.job_listeners.append(self)
@@ -107,29 +117,43 @@ class ObjectiveReward:
     # --- workload manager listener ---------------------------------------------------
     def submitted(self, record: Any) -> None:
         self.active += 1
+        self.queued += 1
         if self._slowdown:
             req = record.req_time
             if 0.0 < req < math.inf:
                 self.rate += 1.0 / req
 
-    def completed(self, record: Any) -> None:
-        self.active -= 1
+    def started(self, record: Any) -> None:
+        """A job leaves the queue: its wait is known, and so is its estimate."""
+        self.queued -= 1
         if self._slowdown:
-            job = record.job
-            finish = self.t
-            submit = record.subtime
-            start = getattr(job, "start_time", None)
-            if start is None:
-                start = record.start
-            run = finish - start
-            real = (finish - submit) / run if run > 0 else 1.0
             req = record.req_time
             if 0.0 < req < math.inf:
                 self.rate -= 1.0 / req
-                real -= (finish - submit) / req
-            if not self.active:
+            if not self.queued:
                 self.rate = 0.0  # no drift from adding and removing many terms
+        elif self._turnaround:
+            req = record.req_time
+            if req < math.inf:
+                self.correction += req  # expected run, settled at completion
+
+    def completed(self, record: Any) -> None:
+        self.active -= 1
+        finish = self.t
+        submit = record.subtime
+        start = getattr(record.job, "start_time", None)
+        if start is None:
+            start = record.start
+        run = finish - start
+        req = record.req_time
+        if self._slowdown:
+            real = (finish - submit) / run if run > 0 else 1.0
+            if 0.0 < req < math.inf:
+                real -= (start - submit) / req  # the wait already credited
             self.correction += real
+        elif self._turnaround:
+            # Turnaround = wait (credited while queued) + run; the start credited ``req``.
+            self.correction += run - (req if req < math.inf else 0.0)
 
     # --- environment loop ------------------------------------------------------------
     def start(self) -> None:
@@ -143,7 +167,7 @@ class ObjectiveReward:
             if self._slowdown:
                 self.integral += self.rate * dt
             elif self._turnaround:
-                self.integral += self.active * dt
+                self.integral += self.queued * dt
             elif self._busy:
                 pool = self.manager.pool
                 self.integral += (pool.nb_cores - pool.free_count) * dt
@@ -166,7 +190,7 @@ class ObjectiveReward:
         if self._slowdown:
             return (self.integral + self.correction) / self.nb_jobs
         if self._turnaround:
-            return self.integral / self.nb_jobs / TIME_UNIT
+            return (self.integral + self.correction) / self.nb_jobs / TIME_UNIT
         if self._busy:
             return self.integral / (self.nb_cores * elapsed) if elapsed > 0 else 0.0
         if objective == "makespan":

@@ -1,26 +1,44 @@
 """Generate whatever input files a run is missing, and know when existing ones are stale.
 
 A run folder holds ``platform.xml``, ``res_hierarchy.json``, ``workload.json`` and
-``job_limits.json``. As in the original launcher, files already there are reused (so a user may
-drop in a hand-written workload); unlike the original, hdeeprm remembers the parameters each
-file was generated from (``.hdeeprm_inputs.json``) and regenerates a file whose parameters
-changed, instead of silently running an old workload after ``nb_jobs`` was edited.
+``job_limits.json``. hdeeprm records in ``.hdeeprm_inputs.json`` (:mod:`hdeeprm._manifest`) the
+bytes it wrote and everything each file derives from, and:
+
+* regenerates a file whose sources changed: the platform JSON and the shipped type library
+  (content hashes; inline ``types`` are part of the platform file), the trace's bytes (a
+  streamed SHA-256), the options that shape the workload (seed, window, ``use_walltime``, the
+  effective ``mem_bw_range``, the platform's reference speed and size) and the hdeeprm version;
+* never overwrites, nor uses as if generated, a file it did not write (or one edited since):
+  the run stops with an :class:`~hdeeprm.errors.InputError` naming the file and what to do
+  (pass a hand-written workload with ``-cw``, or use another run folder);
+* keeps the record true whatever instant a run is interrupted at, so ``hdeeprm-clean`` removes
+  exactly what hdeeprm wrote.
+
+Unless the options set ``mem_bw_range``, the per-job memory bandwidth is drawn from a range
+fitted to the platform (:mod:`hdeeprm.workload.bandwidth`); a workload whose jobs over-subscribe
+every processor by construction is reported with a warning on the ``hdeeprm.experiment``
+logger.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hdeeprm._atomic import write_json
+from hdeeprm import __version__
+from hdeeprm._atomic import ensure_dir, json_text
+from hdeeprm._manifest import MANIFEST_FILE as MANIFEST_FILE
+from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
 from hdeeprm.options import Options
-from hdeeprm.platform import Platform, load_platform, write_hierarchy_json, write_platform_xml
+from hdeeprm.platform import Platform, load_platform
+from hdeeprm.platform.library import shipped_type_file
+from hdeeprm.platform.serialize import hierarchy_to_dict
+from hdeeprm.platform.simgrid import platform_xml as render_platform_xml
 from hdeeprm.workload import (
     ConversionSummary,
     JobLimits,
@@ -30,15 +48,16 @@ from hdeeprm.workload import (
     load_job_limits,
     load_workload,
     lublin_workload,
-    save_job_limits,
 )
+from hdeeprm.workload.bandwidth import BandwidthCheck, check_bandwidth, default_mem_bw_range
 
 PLATFORM_XML_FILE = "platform.xml"
 HIERARCHY_FILE = "res_hierarchy.json"
 WORKLOAD_FILE = "workload.json"
 JOB_LIMITS_FILE = "job_limits.json"
-#: Records the generation parameters of each generated file.
-MANIFEST_FILE = ".hdeeprm_inputs.json"
+GENERATED_INPUTS = (PLATFORM_XML_FILE, HIERARCHY_FILE, WORKLOAD_FILE, JOB_LIMITS_FILE)
+
+logger = logging.getLogger("hdeeprm.experiment")
 
 
 @dataclass(slots=True)
@@ -57,25 +76,39 @@ class ExperimentInputs:
     generated: list[str] = field(default_factory=list)
     #: The conversion summary when the workload was converted or generated now.
     conversion: ConversionSummary | None = None
+    #: The ``mem_bw`` range (GB/s) a converted or generated workload is drawn from (``None``
+    #: with ``-cw``).
+    mem_bw_range: tuple[float, float] | None = None
+    #: Jobs that over-subscribe every processor by construction.
+    bandwidth: BandwidthCheck | None = None
 
 
-def _digest(path: Path) -> str:
-    """Content hash of a small file (platform descriptions, custom workloads)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+def _type_library_digest() -> str:
+    """Hash of the shipped type library files (a platform derives from them too)."""
+    return "-".join(
+        file_sha256(shipped_type_file(c))[:16] for c in ("node", "processor", "memory", "network")
+    )
 
 
-def _stamp(path: Path) -> dict[str, Any]:
-    """Cheap identity of a possibly large file (traces): path, size and modification time."""
-    stat = path.stat()
-    return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def _load_manifest(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def _foreign_file_error(path: Path, why: str, custom: bool) -> InputError:
+    name = path.name
+    if name == WORKLOAD_FILE:
+        todo = f"to run it, pass it with -cw {path}; otherwise choose another run folder (-o)"
+    elif name == JOB_LIMITS_FILE and not custom:
+        todo = (
+            "if it belongs to a hand-written workload, pass that workload with -cw; otherwise "
+            "choose another run folder (-o) or move the file away"
+        )
+    else:
+        todo = (
+            "hdeeprm generates it from the options: choose another run folder (-o) or move "
+            "the file away"
+        )
+    return InputError(
+        f"this run generates {name} here, but the {name} already in the run folder is not "
+        f"hdeeprm's ({why}); hdeeprm neither overwrites it nor uses it as generated: {todo}",
+        path,
+    )
 
 
 def prepare_inputs(
@@ -93,13 +126,15 @@ def prepare_inputs(
         custom_workload: a Batsim ``workload.json`` to use instead of the options' trace
             (``-cw`` of ``hdeeprm-launch``).
         log: receives one line per file generated or reused.
+
+    Raises:
+        InputError: bad inputs, or a file in the run folder that hdeeprm would have to
+            generate but did not write (nothing is written then).
     """
     out = Path(output_dir) if output_dir is not None else options.base_dir
-    out.mkdir(parents=True, exist_ok=True)
-    manifest_path = out / MANIFEST_FILE
-    manifest = _load_manifest(manifest_path)
-    new_manifest = dict(manifest)
-    generated: list[str] = []
+    ensure_dir(out)
+    manifest = Manifest.load(out)
+    custom_path = Path(custom_workload).resolve() if custom_workload is not None else None
 
     platform = load_platform(options.platform_file_path)
     nb_cores = len(platform.cores)
@@ -112,76 +147,126 @@ def prepare_inputs(
             "nb_resources",
         )
 
-    def needs(name: str, params: dict[str, Any]) -> bool:
+    # Refuse before writing anything: every file this run may write must be absent or ours.
+    user_limits = False
+    for name in GENERATED_INPUTS:
+        path = out / name
+        if custom_path is not None and name == WORKLOAD_FILE:
+            continue  # with -cw, the run folder's workload.json is neither read nor written
+        owned, why = manifest.ownership(name)
+        if owned or why == "absent":
+            continue
+        if (
+            custom_path is not None
+            and name == JOB_LIMITS_FILE
+            and custom_path.parent == out.resolve()
+        ):
+            user_limits = True  # the limits of the user's workload, beside it: use them as is
+            continue
+        raise _foreign_file_error(path, why, custom_path is not None)
+
+    def fresh(name: str, key: Any) -> bool:
         target = out / name
         if not target.exists():
-            return True
-        recorded = manifest.get(name)
-        if recorded is None:
-            log(f"using existing {target} (not generated by hdeeprm)")
+            log(f"generating {target}")
             return False
-        if recorded != params:
-            log(f"regenerating {target}: its parameters changed")
+        if manifest.up_to_date(name, key):
+            log(f"reusing {target}")
             return True
-        log(f"reusing {target}")
+        log(f"regenerating {target}: its parameters changed")
         return False
 
-    platform_params = {
-        "platform": str(options.platform_file_path),
-        "sha256": _digest(options.platform_file_path),
+    generated: list[str] = []
+    platform_key = {
+        "platform_sha256": file_sha256(options.platform_file_path),
+        "type_library": _type_library_digest(),
+        "hdeeprm": __version__,
     }
     platform_xml = out / PLATFORM_XML_FILE
-    if needs(PLATFORM_XML_FILE, platform_params):
-        write_platform_xml(platform, platform_xml)
-        generated.append(PLATFORM_XML_FILE)
-        new_manifest[PLATFORM_XML_FILE] = platform_params
     hierarchy_json = out / HIERARCHY_FILE
-    if needs(HIERARCHY_FILE, platform_params):
-        write_hierarchy_json(platform, hierarchy_json)
-        generated.append(HIERARCHY_FILE)
-        new_manifest[HIERARCHY_FILE] = platform_params
+    to_write = []
+    if not fresh(PLATFORM_XML_FILE, platform_key):
+        to_write.append((PLATFORM_XML_FILE, render_platform_xml(platform), platform_key))
+    if not fresh(HIERARCHY_FILE, platform_key):
+        text = json_text(hierarchy_to_dict(platform), indent=1)
+        to_write.append((HIERARCHY_FILE, text, platform_key))
+    if to_write:
+        manifest.write(to_write)
+        generated += [name for name, _text, _key in to_write]
 
     conversion = None
-    if custom_workload is not None:
-        workload_path = Path(custom_workload).resolve()
+    mem_bw_range = None
+    limits_path = out / JOB_LIMITS_FILE
+    if custom_path is not None:
+        workload_path = custom_path
         workload = load_workload(workload_path)
-        limits_beside = workload_path.parent / JOB_LIMITS_FILE
-        job_limits = (
-            load_job_limits(limits_beside)
-            if limits_beside.is_file() and limits_beside.parent != out
-            else compute_job_limits(workload)
-        )
-        save_job_limits(job_limits, out / JOB_LIMITS_FILE)
-        generated.append(JOB_LIMITS_FILE)
-        new_manifest[JOB_LIMITS_FILE] = {"custom_workload": _digest(workload_path)}
+        beside = workload_path.parent / JOB_LIMITS_FILE
+        if user_limits:
+            job_limits = load_job_limits(limits_path)
+            log(f"using {limits_path} beside the custom workload")
+        else:
+            limits_key = {
+                "custom_workload": file_sha256(workload_path),
+                # The path lets the analysis tools find the workload of a -cw run (mem_bubbles).
+                "path": str(workload_path),
+                "limits_beside": file_sha256(beside) if beside.is_file() else None,
+                "hdeeprm": __version__,
+            }
+            if fresh(JOB_LIMITS_FILE, limits_key):
+                job_limits = load_job_limits(limits_path)
+            else:
+                job_limits = (
+                    load_job_limits(beside) if beside.is_file() else compute_job_limits(workload)
+                )
+                manifest.write(
+                    [(JOB_LIMITS_FILE, json_text(job_limits.to_json(), indent=2), limits_key)]
+                )
+                generated.append(JOB_LIMITS_FILE)
         log(f"using custom workload {workload_path} ({len(workload.jobs)} jobs)")
     else:
         workload_path = out / WORKLOAD_FILE
-        workload_params = _workload_params(options, platform)
-        limits_path = out / JOB_LIMITS_FILE
-        if needs(WORKLOAD_FILE, workload_params) or not limits_path.exists():
-            result = _make_workload(options, platform)
+        if options.mem_bw_range is not None:
+            mem_bw_range = options.mem_bw_range
+        else:
+            mem_bw_range = default_mem_bw_range(p.mem_bw for p in platform.processors)
+            log(
+                f"memory bandwidth per job drawn from {mem_bw_range[0]:g}-{mem_bw_range[1]:g} "
+                f"GB/s (1/8 to 3/4 of the slowest processor of "
+                f"{options.platform_file_path.name}; set mem_bw_range to choose)"
+            )
+        workload_key = _workload_params(options, platform, mem_bw_range)
+        # Both checks run, so the log says what happens to each file.
+        workload_fresh = fresh(WORKLOAD_FILE, workload_key)
+        limits_fresh = fresh(JOB_LIMITS_FILE, workload_key)
+        if workload_fresh and limits_fresh:
+            workload = load_workload(workload_path)
+            job_limits = load_job_limits(limits_path)
+        else:
+            result = _make_workload(options, platform, mem_bw_range)
             workload = result.workload
             if options.use_walltime:
                 for job in workload.jobs:
                     req_time = workload.profiles[job.profile].req_time
                     if req_time is not None and req_time > 0:
                         job.walltime = req_time
-            workload.save(workload_path)
             job_limits = result.limits
-            save_job_limits(job_limits, limits_path)
+            manifest.write(
+                [
+                    (WORKLOAD_FILE, json_text(workload.to_json()), workload_key),
+                    (JOB_LIMITS_FILE, json_text(job_limits.to_json(), indent=2), workload_key),
+                ]
+            )
             generated += [WORKLOAD_FILE, JOB_LIMITS_FILE]
-            new_manifest[WORKLOAD_FILE] = workload_params
-            new_manifest[JOB_LIMITS_FILE] = workload_params
             conversion = result.summary
-        else:
-            workload = load_workload(workload_path)
-            job_limits = load_job_limits(limits_path)
 
     if len(workload.jobs) == 0:
         raise InputError("the workload has no jobs", workload_path)
-    if new_manifest != manifest:
-        write_json(manifest_path, new_manifest, indent=1)
+    bandwidth = check_bandwidth(
+        (float(workload.profiles[job.profile].extra.get("mem_bw", 0.0)) for job in workload.jobs),
+        (p.mem_bw for p in platform.processors),
+    )
+    if bandwidth.nb_over:
+        logger.warning("%s: %s", workload_path, bandwidth.message(options.platform_file_path.name))
     return ExperimentInputs(
         options=options,
         output_dir=out,
@@ -193,16 +278,22 @@ def prepare_inputs(
         job_limits=job_limits,
         generated=generated,
         conversion=conversion,
+        mem_bw_range=mem_bw_range,
+        bandwidth=bandwidth,
     )
 
 
-def _workload_params(options: Options, platform: Platform) -> dict[str, Any]:
+def _workload_params(
+    options: Options, platform: Platform, mem_bw_range: tuple[float, float]
+) -> dict[str, Any]:
+    """Everything a converted or generated workload derives from."""
     params: dict[str, Any] = {
+        "hdeeprm": __version__,
         "seed": options.seed,
         "nb_jobs": options.nb_jobs,
         "start_job": options.start_job,
         "use_walltime": options.use_walltime,
-        "mem_bw_range": list(options.mem_bw_range),
+        "mem_bw_range": list(mem_bw_range),
         "reference_speed": platform.reference_speed,
         "max_cores": len(platform.cores),
     }
@@ -214,11 +305,11 @@ def _workload_params(options: Options, platform: Platform) -> dict[str, Any]:
             "nb_cores": synth.nb_cores,
         }
     elif options.workload_file_path is not None:
-        params["trace"] = _stamp(options.workload_file_path)
+        params["trace_sha256"] = file_sha256(options.workload_file_path)
     return params
 
 
-def _make_workload(options: Options, platform: Platform):
+def _make_workload(options: Options, platform: Platform, mem_bw_range: tuple[float, float]):
     nb_cores = len(platform.cores)
     if options.synthetic_workload is not None:
         synth = options.synthetic_workload
@@ -228,7 +319,7 @@ def _make_workload(options: Options, platform: Platform):
             model_cores,
             options.seed,
             reference_speed=platform.reference_speed,
-            mem_bw_range=options.mem_bw_range,
+            mem_bw_range=mem_bw_range,
         )
     if options.workload_file_path is None:
         where = str(options.source) if options.source else "<options>"
@@ -245,5 +336,5 @@ def _make_workload(options: Options, platform: Platform):
         seed=options.seed,
         nb_jobs=options.nb_jobs,
         start=options.start_job,
-        mem_bw_range=options.mem_bw_range,
+        mem_bw_range=mem_bw_range,
     )

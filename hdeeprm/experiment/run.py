@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hdeeprm._atomic import atomic_open
+from hdeeprm._atomic import atomic_open, ensure_dir
 from hdeeprm.agents import ClassicAgent
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.experiment.inputs import ExperimentInputs
+from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
     SIMULATION_ENDS,
     Engine,
@@ -132,38 +131,14 @@ def deferred_interrupts() -> Iterator[None]:
 
 @contextlib.contextmanager
 def insights_log(output_dir: Path, level: str) -> Iterator[None]:
-    """Route the ``hdeeprm.insights`` logger to ``insights.log``, written atomically.
+    """Route every ``hdeeprm`` logger to ``insights.log``, written atomically.
 
     The log goes to a temporary file during the run and replaces ``insights.log`` only when
-    the run ends normally; an interrupted run leaves the previous log untouched.
+    the run ends normally; an interrupted or failed run leaves the previous log untouched.
+    A write error (disk full...) stops the run with one :class:`~hdeeprm.errors.OutputError`.
     """
-    logger = logging.getLogger("hdeeprm.insights")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-insights-", dir=output_dir)
-    os.close(fd)
-    handler = logging.FileHandler(tmp, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
-    handler.setLevel(level)
-    old_level, old_propagate = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = False
-    ok = False
-    try:
+    with run_log(output_dir / INSIGHTS_FILE, level):
         yield
-        ok = True
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
-        logger.propagate = old_propagate
-        handler.close()
-        if ok:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, output_dir / INSIGHTS_FILE)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
 
 
 class Simulator(Protocol):
@@ -182,7 +157,11 @@ def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> Worklo
         raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
     agent = ClassicAgent(actions, options.agent.policy_pair)
     return WorkloadManager(
-        inputs.platform, actions, agent, seed=options.seed if seed is None else seed
+        inputs.platform,
+        actions,
+        agent,
+        seed=options.seed if seed is None else seed,
+        log_detail=options.log_detail,
     )
 
 
@@ -223,13 +202,39 @@ def drive(
             bar.close()
 
 
-def write_overutilization(out: Path, manager: WorkloadManager) -> Path:
-    """Write ``hdeeprm_mem_bw_overutilization.csv`` (processor, start, end) into ``out``."""
+def merged_spans(
+    episodes: Sequence[Sequence[Any]],
+) -> list[tuple[int, float, float | None]]:
+    """Over-subscription episodes with back-to-back ones of a processor merged.
+
+    A processor whose job ends while another starts at the same instant ends one episode and
+    starts the next at that instant; as spans of time they are one. Merging keeps every
+    instant a processor was over-subscribed (figures, shares of time) and drops the rows that
+    only repeat an instant. Spans come in order of start, then processor id.
+    """
+    open_span: dict[int, list[Any]] = {}
+    spans: list[list[Any]] = []
+    for proc, begin, end in sorted(episodes, key=lambda e: (e[1], e[0])):
+        last = open_span.get(proc)
+        if last is not None and last[2] is not None and last[2] == begin:
+            last[2] = end
+            continue
+        span = [proc, begin, end]
+        spans.append(span)
+        open_span[proc] = span
+    return [(int(p), b, e) for p, b, e in spans]
+
+
+def write_overutilization(out: Path, manager: WorkloadManager, *, detail: bool = False) -> Path:
+    """Write ``hdeeprm_mem_bw_overutilization.csv`` (processor, start, end) into ``out``:
+    merged spans (:func:`merged_spans`), or with ``detail`` one row per episode."""
     path = out / OVERUTILIZATION_FILE
+    rows = manager.episodes if detail else merged_spans(manager.episodes)
     with atomic_open(path, "w", newline="") as handle:
         handle.write("processor_id,start,end\n")
-        for proc, begin, end in manager.episodes:
-            handle.write(f"{proc},{begin!r},{'' if end is None else repr(end)}\n")
+        handle.writelines(
+            f"{proc},{begin!r},{'' if end is None else repr(end)}\n" for proc, begin, end in rows
+        )
     return path
 
 
@@ -252,7 +257,7 @@ def run_classic(
         sim_platform: an already loaded ``platform.xml`` (saves reloading it across runs).
     """
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out)
     manager = classic_manager(inputs, seed)
     platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
     engine = Engine(platform, inputs.workload)
@@ -261,5 +266,7 @@ def run_classic(
         metrics = compute_metrics(engine, manager, wall)
         with deferred_interrupts():
             outputs = write_outputs(engine, out)
-            outputs["mem_bw_overutilization"] = write_overutilization(out, manager)
+            outputs["mem_bw_overutilization"] = write_overutilization(
+                out, manager, detail=inputs.options.log_detail
+            )
     return RunResult(metrics, outputs, manager.stats())

@@ -47,6 +47,7 @@ from typing import Any
 from hdeeprm._jsonfile import read_json
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
 from hdeeprm.errors import InputError
+from hdeeprm.workload.budget import check_synthetic_size
 
 _VAR = re.compile(r"\$(\{[^}]+\}|[A-Za-z_][A-Za-z0-9_]*)")
 
@@ -61,7 +62,7 @@ OBJECTIVES: tuple[str, ...] = (
 )
 #: Thesis spellings accepted for compatibility, mapped to the canonical objective.
 OBJECTIVE_ALIASES: dict[str, str] = {"avg_completion_time": "avg_job_completion"}
-OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal")
+OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal", "queue")
 #: Reward definitions: ``objective`` (rewards add up to the episode's objective, the default)
 #: or ``thesis`` (the thesis's per-step state quantities, for reproducing it).
 REWARDS: tuple[str, ...] = ("objective", "thesis")
@@ -150,10 +151,14 @@ class Options:
     env: EnvOptions
     agent: AgentOptions
     log_level: str = "WARNING"
+    #: Log every repeated warning instead of the first one and a summary (``pybatsim.log_detail``);
+    #: also writes one over-subscription CSV row per episode instead of merged spans.
+    log_detail: bool = False
     start_job: int = 0
     synthetic_workload: SyntheticWorkloadOptions | None = None
     use_walltime: bool = False
-    mem_bw_range: tuple[float, float] = (4.0, 24.0)
+    #: GB/s per task; ``None``: fitted to the platform (:mod:`hdeeprm.workload.bandwidth`).
+    mem_bw_range: tuple[float, float] | None = None
     #: The file these options came from (``None`` when built from a dict).
     source: Path | None = None
 
@@ -255,7 +260,7 @@ TOP_KEYS = (
     "use_walltime",
     "mem_bw_range",
 )
-PYBATSIM_KEYS = ("log_level", "env", "agent")
+PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
 EPISODES_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "eval_windows", "eval_seed")
 ACTIONS_KEYS = ("selection", "void")
@@ -274,6 +279,18 @@ def _missing_file(chk: _Checker, key: str, raw: str, resolved: Path, hint: str) 
     if unset:
         names = ", ".join(name.strip("{}") for name in unset)
         return chk.fail(key, f"environment variable {names} is not set (path {raw!r})")
+    relative = [
+        name.strip("{}")
+        for name in _VAR.findall(raw)
+        if not os.path.isabs(os.path.expanduser(os.environ[name.strip("{}")]))
+    ]
+    if relative:
+        names = ", ".join(relative)
+        hint += (
+            f"; {names} holds a relative path, which is resolved against the options file's "
+            f"folder like any relative path: give {names} as an absolute path "
+            '(e.g. export HDEEPRM_TRACES="$PWD/../shared/traces")'
+        )
     return chk.fail(key, f"file not found: {resolved}{hint}")
 
 
@@ -416,6 +433,14 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
             _join(where, "policy_pair"),
             "missing: a CLASSIC agent needs a policy pair such as 'shortest-high_gflops'",
         )
+    if agent_type == "CLASSIC" and policy_pair == "void":
+        # Always answering void schedules nothing, ever: the simulation would never end.
+        raise chk.fail(
+            _join(where, "policy_pair"),
+            "a CLASSIC agent cannot use the void action: it would never start a job and the "
+            "run would never end; choose a pair such as 'shortest-high_gflops' (void is for "
+            "LEARNING agents)",
+        )
     run = chk.choice(raw.get("run", "train"), _join(where, "run"), RUN_TYPES)
     hidden = chk.integer(raw.get("hidden", 128), _join(where, "hidden"), 1)
     lr = chk.number(raw.get("lr", 0.001), _join(where, "lr"), low=0.0, low_open=True)
@@ -456,7 +481,7 @@ def options_from_json(
     start_job = chk.integer(raw.get("start_job", 0), "start_job", 0)
     use_walltime = chk.boolean(raw.get("use_walltime", False), "use_walltime")
 
-    mem_bw_range = (4.0, 24.0)
+    mem_bw_range = None
     if "mem_bw_range" in raw:
         value = raw["mem_bw_range"]
         if not isinstance(value, list) or len(value) != 2:
@@ -483,6 +508,10 @@ def options_from_json(
         if ncores is not None:
             ncores = chk.integer(ncores, f"{swhere}.nb_cores", 1)
         synthetic = SyntheticWorkloadOptions(model, snb, ncores)
+        try:
+            check_synthetic_size(snb)
+        except InputError as exc:
+            raise chk.fail(f"{swhere}.nb_jobs", exc.message) from None
 
     workload_path = None
     workload_raw = raw.get("workload_file_path", "")
@@ -512,6 +541,7 @@ def options_from_json(
         "pybatsim.log_level",
         LOG_LEVELS,
     )
+    log_detail = chk.boolean(pyb.get("log_detail", False), "pybatsim.log_detail")
     env = _parse_env(chk, pyb.get("env", {}), "pybatsim.env")
     if "agent" not in pyb:
         raise chk.fail("pybatsim.agent", "missing required key")
@@ -526,6 +556,7 @@ def options_from_json(
         env=env,
         agent=agent,
         log_level=log_level,
+        log_detail=log_detail,
         start_job=start_job,
         synthetic_workload=synthetic,
         use_walltime=use_walltime,

@@ -104,7 +104,8 @@ def expect_object(
             )
     for key in required:
         if key not in value:
-            raise InputError(f"missing required key {key!r}", path, where or None)
+            # Inside an object: the object's path; at the top level: the key itself.
+            raise InputError(f"missing required key {key!r}", path, where or key)
     return value
 
 

@@ -34,7 +34,7 @@ import zmq
 from hdeeprm.errors import SimulationError
 from hdeeprm.protocol.codec import EventDecoder, dumps, encode_decisions
 from hdeeprm.protocol.errors import BatsimExitedError, BatsimNotFoundError, PeerTimeoutError
-from hdeeprm.protocol.transport import bind, receive
+from hdeeprm.protocol.transport import bind, check_endpoint, receive
 from hdeeprm.simulation.events import SIMULATION_ENDS, Decision, Message
 
 #: Default longest wait for one Batsim message, and for Batsim to exit at the end (s).
@@ -138,7 +138,7 @@ class BatsimSimulation:
         self.export_prefix = os.path.abspath(export_prefix)
         self.executable = executable
         self.timeout = timeout
-        self.requested_endpoint = endpoint
+        self.requested_endpoint = None if endpoint is None else check_endpoint(endpoint)
         self.energy = energy
         self.extra_args = tuple(extra_args)
         self.log_path = (

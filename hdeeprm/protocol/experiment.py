@@ -15,9 +15,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from hdeeprm._atomic import ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.analysis.runfolder import read_jobs, read_schedule
 from hdeeprm.decision import WorkloadManager
+from hdeeprm.errors import output_error
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.experiment.run import (
     RunMetrics,
@@ -29,6 +31,7 @@ from hdeeprm.experiment.run import (
     write_overutilization,
 )
 from hdeeprm.protocol.client import DEFAULT_CLIENT_TIMEOUT, BatsimSimulation
+from hdeeprm.protocol.transport import check_endpoint
 
 #: Batsim's process output, kept in the run folder.
 BATSIM_LOG_FILE = "batsim.log"
@@ -90,9 +93,14 @@ def run_classic_batsim(
         been stopped and no ``out_*.csv`` file was written.
     """
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
-    out.mkdir(parents=True, exist_ok=True)
+    if endpoint is not None:
+        check_endpoint(endpoint)  # before any folder or process exists
+    ensure_dir(out)
     manager = classic_manager(inputs, seed)
-    work = Path(tempfile.mkdtemp(prefix=".batsim-", dir=out))
+    try:
+        work = Path(tempfile.mkdtemp(prefix=".batsim-", dir=out))
+    except OSError as exc:
+        raise output_error(exc, out) from None
     log_path = work / BATSIM_LOG_FILE
     sim = BatsimSimulation(
         inputs.platform_xml,
@@ -117,7 +125,9 @@ def run_classic_batsim(
                         os.replace(source, outputs[kind])
                 for extra in sorted(work.glob("out_*")):  # other Batsim outputs, if any
                     os.replace(extra, out / extra.name)
-                outputs["mem_bw_overutilization"] = write_overutilization(out, manager)
+                outputs["mem_bw_overutilization"] = write_overutilization(
+                    out, manager, detail=inputs.options.log_detail
+                )
     finally:
         sim.stop()
         with contextlib.suppress(OSError):

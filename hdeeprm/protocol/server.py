@@ -19,7 +19,7 @@ import zmq
 
 from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decisions, dumps, loads
 from hdeeprm.protocol.errors import ProtocolError
-from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, receive
+from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint, receive
 from hdeeprm.simulation.engine import Engine
 
 LOG = logging.getLogger("hdeeprm.protocol")
@@ -76,7 +76,7 @@ class ProtocolServer:
         workload_paths: Mapping[str, str] | None = None,
     ) -> None:
         self.engine = engine
-        self.endpoint = endpoint
+        self.endpoint = check_endpoint(endpoint, "endpoint (-s)", connect=True)
         self.timeout = timeout
         self.encoder = encoder if encoder is not None else EventEncoder(workload_paths)
         #: Scheduler events accepted but ignored (SET_JOB_METADATA, NOTIFY), for inspection.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import time
 from collections.abc import Callable
 
@@ -48,6 +49,48 @@ def receive(
             )
 
 
+_TCP = re.compile(r"^tcp://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s\[\]]+):(?P<port>\*|[0-9]+)$")
+_OTHER = re.compile(r"^(ipc|inproc)://\S+$")
+ENDPOINT_EXAMPLE = "tcp://127.0.0.1:28000"
+
+
+def check_endpoint(endpoint: str, option: str = "endpoint", *, connect: bool = False) -> str:
+    """Return ``endpoint`` when it is a well-formed ZeroMQ endpoint, else raise
+    :class:`InputError` naming ``option`` and giving an example.
+
+    Accepted: ``tcp://HOST:PORT`` (``PORT`` 1-65535; ``*`` as host or port only when binding,
+    not with ``connect``), ``ipc://PATH`` and ``inproc://NAME``. A malformed endpoint is caught
+    here, before any process is started, instead of surfacing as a ZeroMQ traceback.
+    """
+    problem = None
+    if not isinstance(endpoint, str):
+        problem = "not a string"
+    elif "://" not in endpoint:
+        problem = "no transport (tcp://, ipc:// or inproc://)"
+    else:
+        transport, address = endpoint.split("://", 1)
+        match = _TCP.match(endpoint)
+        if transport == "tcp":
+            if match is None:
+                problem = "expected tcp://HOST:PORT with a numeric PORT"
+            elif connect and "*" in (match.group("host"), match.group("port")):
+                problem = "'*' only works for binding: give the host and port to connect to"
+            elif match.group("port") != "*" and not 1 <= int(match.group("port")) <= 65535:
+                problem = f"port {match.group('port')} is outside 1-65535"
+        elif transport in ("ipc", "inproc"):
+            if not _OTHER.match(endpoint):
+                problem = "empty or blank address"
+        else:
+            problem = f"unknown transport {transport!r} (tcp, ipc or inproc)"
+    if problem is None:
+        return endpoint
+    raise InputError(
+        f"malformed ZeroMQ endpoint {endpoint!r}: {problem}; expected an endpoint such as "
+        f"{ENDPOINT_EXAMPLE}",
+        where=option,
+    )
+
+
 def bind(socket: zmq.Socket, endpoint: str | None) -> str:
     """Bind ``socket`` to ``endpoint``, or to a free TCP port on 127.0.0.1 when None.
 
@@ -59,6 +102,7 @@ def bind(socket: zmq.Socket, endpoint: str | None) -> str:
     if endpoint is None:
         port = socket.bind_to_random_port("tcp://127.0.0.1")
         return f"tcp://127.0.0.1:{port}"
+    check_endpoint(endpoint)
     try:
         socket.bind(endpoint)
     except zmq.ZMQError as exc:
@@ -73,4 +117,4 @@ def bind(socket: zmq.Socket, endpoint: str | None) -> str:
     return endpoint
 
 
-__all__ = ["DEFAULT_ENDPOINT", "POLL_INTERVAL", "bind", "receive"]
+__all__ = ["DEFAULT_ENDPOINT", "POLL_INTERVAL", "bind", "check_endpoint", "receive"]

@@ -282,6 +282,8 @@ class Engine:
         hosts = platform.hosts
         self._n = len(hosts)
         self._speeds = [_effective_speeds(h.speeds) for h in hosts]
+        #: P-states every host has (P-state ids below this need no per-host check).
+        self._min_pstates = min((len(sp) for sp in self._speeds), default=0)
         self._idle_w = [h.idle_watts or (0.0,) * h.nb_pstates for h in hosts]
         self._full_w = [h.full_watts or (0.0,) * h.nb_pstates for h in hosts]
         self._pstate = [h.pstate for h in hosts]
@@ -782,7 +784,9 @@ class Engine:
             ) from None
         n = self._n
         speeds = self._speeds
-        for host in hosts:
+        # Fast path: a state every host has and ids in range need no per-host check.
+        valid = 0 <= state < self._min_pstates and min(hosts) >= 0 and max(hosts) < n
+        for host in () if valid else hosts:
             if not 0 <= host < n:
                 raise SimulationError(
                     f"SET_RESOURCE_STATE: host {host!r} does not exist "

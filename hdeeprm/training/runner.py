@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,12 +22,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from hdeeprm._atomic import write_text
-from hdeeprm.agents.learning import LearningAgent
+from hdeeprm._atomic import atomic_open, write_text
+from hdeeprm.agents.learning import LearningAgent, source_file
 from hdeeprm.agents.loader import build_agent
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.errors import InputError
+from hdeeprm.errors import InputError, Interrupted
 from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.experiment.run import deferred_interrupts
 
 #: Name of the per-episode log in the run folder.
 LOG_FILE = "training_log.csv"
@@ -117,7 +117,6 @@ def save_checkpoint(
 ) -> None:
     """Save model and optimiser state atomically (temporary file + ``os.replace``)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     state = {
         "version": CHECKPOINT_VERSION,
         "agent_class": type(agent).__name__,
@@ -127,17 +126,8 @@ def save_checkpoint(
         "model": agent.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(state, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(target, "wb") as handle:
+        torch.save(state, handle)
 
 
 def load_checkpoint(
@@ -269,13 +259,83 @@ def run_episode(
     env.reset(seed=seed, options={"trace": trace})
     total = 0.0
     steps = 0
+    decided = len(getattr(agent, "probabilities", ()))
     while not env.finished:
         observation = agent.observe(env)
         action = agent.decide(observation)
+        check_decision(agent, action, env.action_size, decided)
+        decided += 1
         agent.alter(action, env)
         total += agent.rewarded(env)
         steps += 1
     return total, steps
+
+
+def check_decision(agent: LearningAgent, action: Any, action_size: int, decided: int) -> None:
+    """Stop at the first decision whose output does not fit the action space.
+
+    ``decided`` is how many probability vectors the agent had recorded before this decision:
+    when it recorded one more, that vector must hold exactly ``action_size`` probabilities.
+    Raises :class:`InputError` naming the agent's file and class, the expected and the actual
+    shape (instead of sampling from a wrong distribution and logging malformed rows).
+    """
+    name = type(agent).__name__
+    probabilities = getattr(agent, "probabilities", None)
+    if probabilities is not None and len(probabilities) > decided:
+        shape = tuple(np.shape(probabilities[-1]))
+        raw = getattr(agent, "policy_shape", None) or shape
+        if shape != (action_size,):
+            raise InputError(
+                f"{name}.forward_policy returned probabilities of shape {raw} "
+                f"({int(np.prod(shape))} values) but the action space has {action_size} "
+                f"actions: expected shape (1, {action_size}); size the last layer with the "
+                "action_size constructor argument",
+                source_file(type(agent)),
+                f"class {name}",
+            )
+    valid = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+    if not valid or not 0 <= int(action) < action_size:
+        raise InputError(
+            f"{name}.decide returned {action!r}: expected an action index in "
+            f"0..{action_size - 1}",
+            source_file(type(agent)),
+            f"class {name}",
+        )
+
+
+def _save_interrupted(
+    out_model: Path | None,
+    agent: LearningAgent,
+    optimizer: torch.optim.Optimizer | None,
+    first: int,
+    episodes: list[EpisodeLog],
+    env: HeterogeneousClusterEnv,
+    log_path: Path,
+) -> str:
+    """After Ctrl-C: save the model as of the last finished episode; say what was kept."""
+    done = len(episodes)
+    parts = [f"interrupted after {done} finished episode(s) of this run"]
+    if done:
+        parts.append(f"{log_path} has one row per finished episode")
+    if out_model is None:
+        parts.append("no model saved (no -om)")
+    elif not done:
+        parts.append(f"{out_model} not written: no episode finished")
+    else:
+        with deferred_interrupts():
+            save_checkpoint(
+                out_model,
+                agent,
+                optimizer,
+                episodes=first + done,
+                action_names=env.action_names,
+                observation_size=env.observation_size,
+            )
+        parts.append(
+            f"model and optimiser as of episode {first + done - 1} saved to {out_model} "
+            f"(continue with -im {out_model})"
+        )
+    return "; ".join(parts)
 
 
 def run_learning(
@@ -349,6 +409,7 @@ def run_learning(
     start = time.perf_counter()
     last_write = start
     bar = tqdm(total=nb_runs, disable=not progress, unit="episode", desc=agent_opts.run)
+    interrupted = False
     try:
         for k in range(nb_runs):
             index = first + k
@@ -356,22 +417,25 @@ def run_learning(
             last = k == nb_runs - 1
             with torch.set_grad_enabled(training):
                 total, steps = run_episode(env, agent, seed=seed, trace=last and write_outputs)
-                loss = agent.loss()
-            if training and loss.requires_grad:
-                optimizer.zero_grad()  # type: ignore[union-attr]
-                loss.backward()
-                optimizer.step()  # type: ignore[union-attr]
-            probs = agent.action_probabilities()
-            entry = EpisodeLog(
-                index,
-                float(loss.detach()),
-                float(total),
-                float(env.objective_value()),
-                steps,
-                [float(p) for p in probs] if len(probs) else [0.0] * env.action_size,
-            )
-            episodes.append(entry)
-            rows.append(entry.row())
+                # Ctrl-C waits until the update and the episode's log row are done, so the
+                # model, the optimiser and the log always agree on the last finished episode.
+                with deferred_interrupts():
+                    loss = agent.loss()
+                    if training and loss.requires_grad:
+                        optimizer.zero_grad()  # type: ignore[union-attr]
+                        loss.backward()
+                        optimizer.step()  # type: ignore[union-attr]
+                    probs = agent.action_probabilities()
+                    entry = EpisodeLog(
+                        index,
+                        float(loss.detach()),
+                        float(total),
+                        float(env.objective_value()),
+                        steps,
+                        [float(p) for p in probs] if len(probs) else [0.0] * env.action_size,
+                    )
+                    episodes.append(entry)
+                    rows.append(entry.row())
             if writer is not None:
                 writer.add_scalar("loss", entry.loss, index)
                 writer.add_scalar("total_reward", entry.total_reward, index)
@@ -386,12 +450,19 @@ def run_learning(
                 on_episode(entry)
             bar.set_postfix(reward=f"{entry.total_reward:.4g}", refresh=False)
             bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
         bar.close()
         if writer is not None:
             writer.close()
         if len(rows) and episodes:
-            _write_log(log_path, header, rows)
+            with deferred_interrupts():
+                _write_log(log_path, header, rows)
+    if interrupted:
+        raise Interrupted(
+            _save_interrupted(out_model, agent, optimizer, first, episodes, env, log_path)
+        )
     outputs = env.write_outputs(run_dir) if write_outputs else {}
     if out_model is not None:
         save_checkpoint(

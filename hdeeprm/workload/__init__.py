@@ -1,5 +1,6 @@
 """Workload pipeline: SWF traces and synthetic models to Batsim workloads."""
 
+from hdeeprm.workload.bandwidth import BandwidthCheck, check_bandwidth, default_mem_bw_range
 from hdeeprm.workload.convert import (
     DROP_REASONS,
     ConversionResult,
@@ -27,6 +28,9 @@ from hdeeprm.workload.model import JobSpec, Profile, Workload, load_workload
 from hdeeprm.workload.swf import SWF_FIELDS, UNKNOWN, SwfJob, SwfReader, read_swf, write_swf
 
 __all__ = [
+    "BandwidthCheck",
+    "check_bandwidth",
+    "default_mem_bw_range",
     "DROP_REASONS",
     "JOB_LIMITS_FILENAME",
     "SWF_FIELDS",

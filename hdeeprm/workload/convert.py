@@ -8,7 +8,8 @@ Every kept job gets its own profile (named after the job) because its fields are
 * ``req_ops``: ``req_time`` x reference speed x 1e9: what the decision system believes.
 * ``mem``: requested memory per processor (field 10, KB) / 1000 = MB, falling back to used
   memory (field 7), then 0 when both are unknown.
-* ``mem_bw``: GB/s drawn uniformly from [4, 24] with ``numpy.random.default_rng(seed)``, one
+* ``mem_bw``: GB/s drawn uniformly from ``mem_bw_range`` (default [4, 24]; runs fit it to the
+  platform, see :mod:`hdeeprm.workload.bandwidth`) with ``numpy.random.default_rng(seed)``, one
   draw per kept job in window order, rounded to 0.01 GB/s.
 
 ``res`` is the requested processors (field 8), falling back to allocated processors (field 5).
@@ -248,6 +249,13 @@ def _number(name: str, value: object) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
+def _bandwidth(name: str, value: object) -> float:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float))
+    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type]
+        raise InputError(f"{name} must be a finite number >= 0 (GB/s), got {value!r}")
+    return float(value)  # type: ignore[arg-type]
+
+
 def convert_records(
     records: Iterable[SwfJob],
     *,
@@ -302,8 +310,8 @@ def convert_records(
         source=source,
     )
     low, high = (
-        _number("mem_bw_range[0]", mem_bw_range[0]),
-        _number("mem_bw_range[1]", mem_bw_range[1]),
+        _bandwidth("mem_bw_range[0]", mem_bw_range[0]),
+        _bandwidth("mem_bw_range[1]", mem_bw_range[1]),
     )
     if not 0 <= low <= high:
         raise InputError(f"mem_bw_range must satisfy 0 <= low <= high, got {mem_bw_range!r}")

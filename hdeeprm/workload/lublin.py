@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from hdeeprm.errors import InputError
+from hdeeprm.workload.budget import check_synthetic_size
 from hdeeprm.workload.convert import ConversionResult, convert_records
 from hdeeprm.workload.swf import SwfJob, write_swf
 
@@ -275,6 +276,7 @@ def generate_lublin(
     """
     if isinstance(nb_jobs, bool) or not isinstance(nb_jobs, int) or nb_jobs < 1:
         raise InputError(f"nb_jobs must be an integer >= 1, got {nb_jobs!r}")
+    check_synthetic_size(nb_jobs)
     if not isinstance(start_hour, int) or not 0 <= start_hour <= 23:
         raise InputError(f"start_hour must be an integer hour 0-23, got {start_hour!r}")
     params = LublinParams.batch(nb_cores) if params is None else params

@@ -157,7 +157,7 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
         raise InputError("expected a JSON object with 'jobs' and 'profiles'", path)
     for key in ("jobs", "profiles"):
         if key not in raw:
-            raise InputError(f"missing key '{key}'", path)
+            raise InputError(f"missing key '{key}'", path, key)
     if not isinstance(raw["profiles"], dict):
         raise InputError("expected an object mapping names to profiles", path, "profiles")
     if not isinstance(raw["jobs"], list):
@@ -182,8 +182,13 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
         res = jraw["res"]
         if isinstance(res, bool) or not isinstance(res, int) or res < 1:
             raise InputError(f"expected a positive integer, got {res!r}", path, f"{where}.res")
-        if jraw["profile"] not in profiles:
-            raise InputError(f"unknown profile {jraw['profile']!r}", path, f"{where}.profile")
+        if not isinstance(jraw["profile"], str) or jraw["profile"] not in profiles:
+            raise InputError(
+                f"unknown profile {jraw['profile']!r}; expected the name of a profile of "
+                "'profiles'",
+                path,
+                f"{where}.profile",
+            )
         walltime = jraw.get("walltime")
         if walltime is not None and walltime != -1:
             walltime = _number(walltime, path, f"{where}.walltime")

@@ -16,7 +16,7 @@ from hdeeprm.agents import (
     ValueLearningAgent,
     build_agent,
 )
-from hdeeprm.errors import SimulationError
+from hdeeprm.errors import InputError, SimulationError
 
 # Thesis appendix G, verbatim except the import path: note it never calls super().__init__().
 APPENDIX_G = """
@@ -157,7 +157,7 @@ def test_errors_are_clear() -> None:
         def forward_policy(self, observation: torch.Tensor) -> torch.Tensor:
             return torch.tensor([[-1.0, 2.0]])
 
-    with pytest.raises(SimulationError, match="softmax"):
+    with pytest.raises(InputError, match="softmax"):
         NoSoftmax().decide(np.zeros(2))
     agent = FixedPolicy([0.5, 0.5])
     agent.decide(np.zeros(2))

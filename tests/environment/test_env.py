@@ -30,13 +30,15 @@ def thesis_env(tmp_path, **kwargs) -> HeterogeneousClusterEnv:
     return HeterogeneousClusterEnv(options, tmp_path / "run", workload)
 
 
-@pytest.mark.parametrize("observation", ["minimal", "small", "normal"])
+@pytest.mark.parametrize("observation", ["minimal", "small", "normal", "queue"])
 def test_check_env_each_observation(tmp_path, observation) -> None:
     options = write_options(tmp_path / "opt", observation=observation, void=True)
     workload = write_workload(tmp_path / "wl", random_jobs(12, seed=3))
     env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
-    # learning platform: 1 node, 2 processors, 4 cores -> 21, 21+1+2, 21+3+3*4
-    assert env.observation_space.shape == ({"minimal": 21, "small": 24, "normal": 36}[observation],)
+    # learning platform: 1 node, 2 processors (2 types), 4 cores -> 21, 21+1+2, 21+3+3*4,
+    # 21+1+8*6+2*2
+    sizes = {"minimal": 21, "small": 24, "normal": 36, "queue": 74}
+    assert env.observation_space.shape == (sizes[observation],)
     assert env.action_space.n == 37  # all 36 pairs + void
     check_env(env, skip_render_check=True)
 
@@ -145,11 +147,12 @@ P_MAX = 180.0  # learning platform at full load: 40 + 40 + 50 + 50 W
 @pytest.mark.parametrize(
     ("objective", "rewards"),
     [
-        # A: slowdown accrues 1 / 10 per s over [0, 2] -> 0.2 / 2 jobs; at the end the real
-        # slowdowns replace the estimates: A (5 - 0) / 5 = 1, B (7 - 2) / 5 = 1, mean 1
-        ("avg_job_slowdown", [-0.1, -0.9]),
-        # active jobs: 1 over [0, 2] -> 2 s / 2 jobs; turnarounds 5 and 5: mean 5 s (in hours)
-        ("avg_job_completion", [-1 / H, -4 / H]),
+        # Neither job waits, so no slowdown accrues; at the end the real slowdowns come:
+        # A (5 - 0) / 5 = 1, B (7 - 2) / 5 = 1, mean 1
+        ("avg_job_slowdown", [0.0, -1.0]),
+        # A starts at once: its requested 10 s are booked as its expected turnaround (/ 2 jobs);
+        # then the real turnarounds 5 and 5 (mean 5 s) replace A's 10 and B's booked 5: 0
+        ("avg_job_completion", [-5 / H, 0.0]),
         # busy 1 of 4 cores over [0, 2]: 0.25; final (5 + 5) core-s / (4 x 7 s)
         ("avg_utilization", [0.25, 10 / 28 - 0.25]),
         ("makespan", [-2 / H, -5 / H]),
@@ -167,7 +170,7 @@ def test_objective_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -
     _, r1, done1, _, _ = env.step(0)
     _, r2, done2, _, info = env.step(0)
     assert (done1, done2) == (False, True)
-    assert [r1, r2] == pytest.approx(rewards, rel=1e-12)
+    assert [r1, r2] == pytest.approx(rewards, rel=1e-12, abs=1e-15)
     sign = 1.0 if objective == "avg_utilization" else -1.0
     scale = {"avg_job_completion": 1 / H, "makespan": 1 / H}.get(objective, 1.0)
     scale = {"energy_consumption": 1 / (P_MAX * H), "edp": 1 / (P_MAX * H * H)}.get(

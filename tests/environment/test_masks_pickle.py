@@ -103,3 +103,24 @@ def test_maskable_ppo_trains_unmodified(tmp_path) -> None:
         obs, _, done, _, info = env.step(int(action))
         if done:
             break
+
+
+def test_queue_observation_by_hand(tmp_path) -> None:
+    import math
+
+    options = write_options(tmp_path / "opt", void=True, observation="queue")
+    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS))
+    # 21 minimal + queue length + 8 head jobs x 6 + 2 processor types x 2
+    assert env.observation_size == 74
+    env.reset(seed=0)
+    obs, *_ = env.step(env.action_names.index("first-high_gflops"))  # A: cores 2, 3, then 0
+    max_time, max_core, max_mem, max_bw = env._observer.limits
+    log_t = math.log1p(max_time)
+    expected = [math.log1p(2) / math.log1p(10_000)]
+    expected += [0.0, 2 / max_core, math.log1p(5) / log_t, 100 / max_mem, 8 / max_bw, 0.0]  # B
+    expected += [0.0, 1 / max_core, math.log1p(10) / log_t, 200 / max_mem, 4 / max_bw, 1.0]  # C
+    expected += [0.0] * 36
+    # 4 GFLOPS processor: core 1 free of 2, 4 of 32 GB/s used; 4.4 GFLOPS one: full, 8 used
+    expected += [0.5, 28 / 32, 0.0, 24 / 32]
+    np.testing.assert_allclose(obs[21:], np.array(expected, dtype=np.float32), rtol=1e-6)
+    assert env.observation_space.contains(obs)

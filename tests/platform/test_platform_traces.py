@@ -31,6 +31,8 @@ def header_value(trace: Path, key: str) -> int:
         ("KTH-SP2-1996-2.1-cln.swf.gz", "kth_sp2.json", "MaxProcs"),  # 100 nodes, 100 procs
         ("lublin_256.swf.gz", "lublin_256.json", "MaxNodes"),  # synthetic: no MaxProcs
         ("RICC-2010-2.swf.gz", "ricc.json", "MaxProcs"),  # 1,024 nodes x 2 x 4 cores = 8,192
+        ("NASA-iPSC-1993-3.1-cln.swf.gz", "nasa_ipsc860.json", "MaxProcs"),  # 128 nodes
+        ("LANL-CM5-1994-4.1-cln.swf.gz", "lanl_cm5.json", "MaxProcs"),  # 1,024 nodes
     ],
 )
 def test_example_has_the_trace_machine_size(trace: str, example: str, cores_key: str) -> None:

@@ -79,7 +79,7 @@ def test_missing_field() -> None:
     err = error(raw)
     assert err.where == "clusters[0]" and "missing required key 'local_links'" in err.message
     err = error({"clusters": BASE["clusters"]})
-    assert err.where is None and "'global_links'" in err.message
+    assert err.where == "global_links" and "'global_links'" in err.message  # names the key
 
 
 @pytest.mark.parametrize("latency", ["75", "75 parsecs", "1.5 mss", "-3us", ""])

@@ -25,7 +25,6 @@ Two ways to drive it:
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 from collections.abc import Mapping
@@ -257,25 +256,6 @@ class WorkloadManager:
         }
 
     # --- pickling -----------------------------------------------------------------------
-    def __getstate__(self) -> dict[str, Any]:
-        """Picklable state (so environments can go to subprocesses, e.g. vector envs).
-
-        The resource manager's per-policy processor orderings are derived data (rebuilt from
-        the core pool on first use, with the same picks) and hold key functions that cannot
-        be pickled, so they are left out, together with the change listeners they registered
-        on the pool. The originals are not touched.
-        """
-        state = self.__dict__.copy()
-        pool = copy.copy(self.pool)
-        pool.listeners = []
-        pool.node_listeners = []
-        resource_manager = copy.copy(self.resource_manager)
-        resource_manager.pool = pool
-        resource_manager._heaps = {}
-        state["pool"] = pool
-        state["resource_manager"] = resource_manager
-        return state
-
     # --- action mask --------------------------------------------------------------------
     def fits_now(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.

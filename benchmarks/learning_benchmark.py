@@ -1,10 +1,14 @@
 """Does learning pay on a real trace? PPO against every fixed pair and random choice.
 
 Usage: ``python benchmarks/learning_benchmark.py [--mode quick|full]
-[--objective avg_job_slowdown|energy_consumption] [--timesteps N] [--vector sync|async]
-[--num-envs N] [--no-prior] [--out DIR]``
+[--objective avg_job_slowdown|energy_consumption] [--observation minimal|queue|...]
+[--timesteps N] [--vector sync|async] [--num-envs N] [--no-prior] [--out DIR]
+[--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
+[--train-windows N] [--eval-windows N] [--num-steps N]``
 
-On the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280 cores):
+By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
+cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
+``platform_examples/kth_sp2.json``), and the window options override the mode's ranges:
 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
    windows drawn (seed 0) from the first part of the trace (``train_jobs``); the best mean
@@ -71,11 +75,13 @@ MODES = {
 }
 
 
-def options_for(mode: dict, objective: str, observation: str, seed: int) -> dict:
+def options_for(
+    mode: dict, objective: str, observation: str, seed: int, trace: Path, platform: Path
+) -> dict:
     return {
         "seed": seed,
-        "workload_file_path": str(TRACE),
-        "platform_file_path": str(PLATFORM),
+        "workload_file_path": str(trace.resolve()),
+        "platform_file_path": str(platform.resolve()),
         "pybatsim": {
             "log_level": "ERROR",
             "env": {
@@ -102,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         default="avg_job_slowdown",
         choices=["avg_job_slowdown", "energy_consumption"],
     )
-    parser.add_argument("--observation", default="minimal", choices=["minimal", "small", "normal"])
+    parser.add_argument(
+        "--observation", default="minimal", choices=["minimal", "small", "normal", "queue"]
+    )
     parser.add_argument("--timesteps", type=int, default=None, help="training decisions")
     parser.add_argument("--vector", choices=["sync", "async"], default="sync")
     parser.add_argument("--num-envs", type=int, default=4)
@@ -124,18 +132,42 @@ def main(argv: list[str] | None = None) -> int:
         help="skip step 1: take this pair as the one chosen on training windows",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--trace", type=Path, default=TRACE, help="SWF trace (default: Gaia)")
+    parser.add_argument(
+        "--platform", type=Path, default=PLATFORM, help="platform JSON (default: gaia.json)"
+    )
+    window = parser.add_argument_group("windows (default: the mode's)")
+    window.add_argument("--window-jobs", type=int, help="jobs per window")
+    window.add_argument(
+        "--train-jobs", type=int, nargs=2, metavar=("START", "END"), help="training part"
+    )
+    window.add_argument(
+        "--eval-jobs", type=int, nargs=2, metavar=("START", "END"), help="held-out part"
+    )
+    window.add_argument("--train-windows", type=int, help="training windows for the pair choice")
+    window.add_argument("--eval-windows", type=int, help="held-out windows")
+    window.add_argument("--num-steps", type=int, help="PPO rollout length per environment")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
-    if not TRACE.is_file():
-        print(f"trace not found: {TRACE}", file=sys.stderr)
-        return 1
+    for path in (args.trace, args.platform):
+        if not path.is_file():
+            print(f"not found: {path}", file=sys.stderr)
+            return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
-    mode = MODES[args.mode]
+    mode = {**MODES[args.mode]}
+    for key in ("window_jobs", "train_jobs", "eval_jobs", "train_windows", "eval_windows"):
+        if getattr(args, key) is not None:
+            value = getattr(args, key)
+            mode[key] = list(value) if isinstance(value, list) else value
+    if args.num_steps is not None:
+        mode["num_steps"] = args.num_steps
     timesteps = args.timesteps or mode["timesteps"]
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
-        raw = options_for(mode, args.objective, args.observation, args.seed)
+        raw = options_for(
+            mode, args.objective, args.observation, args.seed, args.trace, args.platform
+        )
         options_path = out / "options.json"
         options_path.write_text(json.dumps(raw, indent=2))
         options = options_from_json(raw, options_path)
@@ -144,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"inputs prepared in {time.perf_counter() - t0:.1f} s: "
             f"{len(inputs.workload.jobs)} jobs, {len(inputs.platform.cores)} cores; "
-            f"mode {args.mode}, objective {args.objective}, {args.observation} observation"
+            f"mode {args.mode}, objective {args.objective}, {args.observation} observation; "
+            f"windows of {mode['window_jobs']} jobs, train {mode['train_jobs']}, "
+            f"held-out {mode['eval_jobs']}"
         )
 
         # 1. the pair a practitioner would pick: best on fixed windows of the training part
@@ -160,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             args.objective,
             args.observation,
             args.seed,
+            args.trace,
+            args.platform,
         )
         pick_inputs = dataclasses.replace(
             inputs, options=options_from_json(pick, out / "pick_options.json")

@@ -109,7 +109,15 @@ class _ProcessorHeap:
         for p in dirty:
             version[p] += 1
             members = free[p]
-            if members:
+            top = heap[0] if heap else None
+            if top is not None and top[3] == p and top[2] == version[p] - 1:
+                # Its live entry is on top (the processor a pick just took a core from): replace
+                # it in one sift instead of leaving a stale entry to pop later.
+                if members:
+                    heapq.heapreplace(heap, (primary(p), members[0], version[p], p))
+                else:
+                    heapq.heappop(heap)
+            elif members:
                 push(heap, (primary(p), members[0], version[p], p))
         dirty.clear()
 

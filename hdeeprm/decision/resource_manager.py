@@ -197,10 +197,15 @@ class _RankedTree:
         dirty = self.dirty
         if dirty:
             node_free_mem, proc_node, rank = pool.node_free_mem, pool.proc_node, self.rank
+            # Most dirty processors keep their value (a node's memory changed on another
+            # processor): compare with the leaf here rather than in a call per processor.
+            leaves, size, set_slot = tree.tree, tree.size, tree.set
             for p in dirty:
                 r = rank[p]
                 if r >= 0:
-                    tree.set(r, node_free_mem[proc_node[p]] if free[p] else NEG_INF)
+                    value = node_free_mem[proc_node[p]] if free[p] else NEG_INF
+                    if leaves[r + size] != value:
+                        set_slot(r, value)
             dirty.clear()
         need = mem - MEM_TOL
         r = tree.leftmost_at_least(need)

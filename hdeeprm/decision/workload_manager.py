@@ -11,8 +11,9 @@ It turns simulator messages into state changes and, at decision points, applies 
 * ``RESOURCE_STATE_CHANGED`` needs nothing.
 
 A message is a *decision point* when the queue is not empty and something changed: new jobs,
-freed cores or a requested call. There is no backfilling: the job the policy chooses blocks
-the queue until it fits.
+freed cores or a requested call. Without a ``scheduler`` there is no backfilling: the job the
+policy chooses blocks the queue until it fits; with one (:mod:`hdeeprm.scheduling`), it
+chooses the jobs and the action's core policy places them.
 
 Two ways to drive it:
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -43,6 +44,22 @@ from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
 
 LOG = logging.getLogger("hdeeprm.decision")
+
+
+class SchedulingStrategy(Protocol):
+    """A queue scheduler the workload manager delegates job selection to (e.g.
+    :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
+    at decision points to start jobs through ``start(record) -> bool``."""
+
+    def reset(self) -> None: ...
+
+    def submitted(self, record: JobRecord, now: float) -> None: ...
+
+    def completed(self, record: JobRecord, now: float) -> None: ...
+
+    def schedule(
+        self, now: float, free: Callable[[], int], start: Callable[[JobRecord], bool]
+    ) -> None: ...
 
 
 class DecidingAgent(Protocol):
@@ -120,6 +137,10 @@ class WorkloadManager:
             carrying it.
         void_wakeup: seconds after which a void action asks to be called again when nothing
             else could wake the decision system (no running job, no job left to submit).
+        scheduler: a queue scheduler (backfilling, :mod:`hdeeprm.scheduling`) that chooses
+            which jobs start at a decision point; the action's core policy still places them
+            and its job policy is not used. ``None``: the action's job policy picks jobs until
+            one does not fit (no backfilling).
         log_detail: log every repeated warning (each over-subscription start and end, each
             rejection) instead of the first one and a summary at the end of the simulation.
     """
@@ -133,6 +154,7 @@ class WorkloadManager:
         seed: int = 0,
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
+        scheduler: SchedulingStrategy | None = None,
         log_detail: bool = False,
     ) -> None:
         if void_wakeup <= 0:
@@ -143,6 +165,7 @@ class WorkloadManager:
         self.seed = seed
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
+        self.scheduler = scheduler
         self.pool = CorePool(platform, log_detail=log_detail)
         self._rejections = WarningTally(
             LOG,
@@ -159,6 +182,7 @@ class WorkloadManager:
             for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
         ]
         self._max_node_mem = max(self.pool.node_capacity, default=0.0)
+        self._node_sizes = np.array([len(cores) for cores in self.pool.node_cores])
         #: Tasks up to this size fit on every core of every node at once (fast accept).
         self._mem_every_core = min(
             (capacity / cores for cores, capacity in self._node_slots if cores),
@@ -214,6 +238,8 @@ class WorkloadManager:
         self.pool.reset()
         self.resource_manager.reset()
         self.job_scheduler.clear()
+        if self.scheduler is not None:
+            self.scheduler.reset()
         self._reset_counters()
 
     @property
@@ -253,6 +279,7 @@ class WorkloadManager:
             "decisions": self.nb_decisions,
             "actions": dict(zip(self.actions.names, self.action_counts)),
             "over_subscription_episodes": len(self.pool.episodes),
+            **(getattr(self.scheduler, "stats", dict)()),
         }
 
     # --- pickling -----------------------------------------------------------------------
@@ -411,6 +438,8 @@ class WorkloadManager:
                 )
             return
         self.job_scheduler.push(record)
+        if self.scheduler is not None:
+            self.scheduler.submitted(record, self.now)
         self._changed = True
         for listener in self.job_listeners:
             listener.submitted(record)
@@ -423,6 +452,8 @@ class WorkloadManager:
         record.state = FINISHED
         self.nb_completed += 1
         self.pool.release(record.alloc, self.now)
+        if self.scheduler is not None:
+            self.scheduler.completed(record, self.now)
         self._changed = True
         for listener in self.job_listeners:
             listener.completed(record)
@@ -463,6 +494,8 @@ class WorkloadManager:
         started: list[JobRecord] = []
         if chosen.is_void:
             self._void_wakeup(decisions)
+        elif self.scheduler is not None:
+            self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
         else:
             scheduler, allocate = self.job_scheduler, self.resource_manager.allocate
             job_policy, core_policy, now = chosen.job_policy, chosen.core_policy, self.now
@@ -493,6 +526,43 @@ class WorkloadManager:
                 ", ".join(f"{job.id}->{list(job.alloc)}" for job in started) or "none",
             )
         return decisions
+
+    def _delegate(self, core_policy: str, started: list[JobRecord]) -> None:
+        """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
+        scheduler, allocate, pool, now = (
+            self.job_scheduler,
+            self.resource_manager.allocate,
+            self.pool,
+            self.now,
+        )
+
+        def start(job: JobRecord) -> bool:
+            if job.mem > 0 and not self._fits_now(job.res, job.mem):
+                return False  # cheap refusal: a failed allocation attempt costs far more
+            alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
+            if alloc is None:
+                return False
+            scheduler.remove(job)
+            job.state = RUNNING
+            job.alloc = tuple(alloc)
+            job.start = now
+            self.running[job.id] = job
+            started.append(job)
+            return True
+
+        def free() -> int:
+            return pool.free_count
+
+        self.scheduler.schedule(now, free, start)  # type: ignore[union-attr]
+        self.nb_started += len(started)
+
+    def _fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each fit on the free cores now (exact: each node
+        holds ``min(free cores, free memory // mem)`` tasks, whatever the core policy)."""
+        pool = self.pool
+        free = self._node_sizes - np.asarray(pool.node_busy)
+        fit = np.floor((np.asarray(pool.node_free_mem) + MEM_TOL) / mem)
+        return int(np.minimum(free, fit).sum()) >= res
 
     def _void_wakeup(self, decisions: list[Decision]) -> None:
         """After a void action, make sure some event will come back (else the queue would

@@ -30,11 +30,12 @@ processor by processor, "lowest free core id" orders tied processors as their fi
 does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
 entries: when a processor's state changes, the pool marks it dirty in every heap (and, for
 ``high_mem``, every processor of a node whose free memory changed); before the next pick the
-heap pushes one fresh entry per dirty processor, bumping its version, and discards stale entries
-as they surface. For ``high_mem`` the best processor has the most memory, so it is eligible
-whenever the job fits; ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked
-but whose node lacks the memory (only on attempts that succeed). A pick costs O(changed
-processors x log P), never a scan of the platform.
+heap pushes one fresh entry per dirty processor, bumping its version (or replaces its entry in
+one sift when that entry is on top), and discards stale entries as they surface. For
+``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
+``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
+the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
+scan of the platform.
 """
 
 from __future__ import annotations

@@ -28,12 +28,16 @@ def write_options(
     sensitivity: float = 0.05,
     agent: dict[str, Any] | None = None,
     seed: int = 7,
+    **env_extra: Any,
 ) -> Path:
+    """Options for the 4-core learning platform; ``env_extra`` adds keys to the env block
+    (``reward``, ``episodes``, ...)."""
     env: dict[str, Any] = {
         "objective": objective,
         "observation": observation,
         "queue_sensitivity": sensitivity,
         "actions": {"void": void},
+        **env_extra,
     }
     if selection is not None:
         env["actions"]["selection"] = selection

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,18 @@ _KEYS = {
 }
 
 
+#: The requested resources :meth:`JobScheduler.track_sorted` keeps sorted, in order.
+SORTED_FIELDS = ("req_time", "res", "mem", "mem_bw")
+#: Cap of sorted requested times (an unknown, infinite one sorts last and stays finite).
+_CAP = 1e300
+
+
+def _value(job: JobRecord, field_index: int) -> float:
+    if field_index == 0:
+        return min(job.req_time, _CAP)
+    return getattr(job, SORTED_FIELDS[field_index])
+
+
 class JobScheduler:
     """Owns the job queue and answers "which job next?" for a job policy.
 
@@ -72,6 +85,20 @@ class JobScheduler:
         self._jobs: list[JobRecord] = []
         self._pos: dict[int, int] = {}
         self._heaps: dict[str, list[tuple[Any, int, JobRecord]]] = {}
+        #: Per requested resource, the queued jobs' values in ascending order (see
+        #: :meth:`track_sorted`); ``None`` until someone asks for them.
+        self.sorted: tuple[list[float], ...] | None = None
+
+    def track_sorted(self) -> tuple[list[float], ...]:
+        """Keep the queued jobs' requested time, cores, memory and bandwidth sorted, each in
+        its own ascending list, updated at every push and removal (O(log n) search plus a
+        memmove) so observations read order statistics without sorting the queue each step.
+        Requested times are capped at 1e300 (an infinite one sorts last, stays finite)."""
+        if self.sorted is None:
+            self.sorted = tuple(
+                sorted(_value(job, i) for job in self._jobs) for i in range(len(SORTED_FIELDS))
+            )
+        return self.sorted
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -93,6 +120,9 @@ class JobScheduler:
         self._jobs.clear()
         self._pos.clear()
         self._heaps.clear()
+        if self.sorted is not None:
+            for values in self.sorted:
+                values.clear()
 
     def push(self, job: JobRecord) -> None:
         """Enqueue a submitted job."""
@@ -101,6 +131,12 @@ class JobScheduler:
         self._jobs.append(job)
         for policy, heap in self._heaps.items():
             heapq.heappush(heap, (_KEYS[policy](job), job.seq, job))
+        tracked = self.sorted
+        if tracked is not None:
+            insort(tracked[0], min(job.req_time, _CAP))
+            insort(tracked[1], job.res)
+            insort(tracked[2], job.mem)
+            insort(tracked[3], job.mem_bw)
 
     def remove(self, job: JobRecord) -> None:
         """Take ``job`` out of the queue (it is starting); O(1), heaps are cleaned lazily."""
@@ -109,6 +145,12 @@ class JobScheduler:
         if last is not job:
             self._jobs[index] = last
             self._pos[last.seq] = index
+        tracked = self.sorted
+        if tracked is not None:
+            for values, value in zip(
+                tracked, (min(job.req_time, _CAP), job.res, job.mem, job.mem_bw)
+            ):
+                del values[bisect_left(values, value)]
 
     def peek(self, policy: str) -> JobRecord | None:
         """The job ``policy`` selects now, left in the queue; ``None`` if the queue is empty."""
@@ -123,6 +165,33 @@ class JobScheduler:
         while heap[0][1] not in pos:  # lazily drop jobs removed since they were pushed
             heapq.heappop(heap)
         return heap[0][2]
+
+    def head(self, k: int) -> list[JobRecord]:
+        """The first ``k`` queued jobs in submission order (the ``first`` policy's order:
+        submission time, then submission number), left in the queue.
+
+        A best-first walk down the ``first`` heap from its root: O(k log k) plus the removed
+        jobs met on the way, never a scan of the queue.
+        """
+        if not self._jobs or k <= 0:
+            return []
+        heap = self._heaps.get("first")
+        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
+            heap = self._build("first")
+        pos = self._pos
+        size = len(heap)
+        out: list[JobRecord] = []
+        frontier = [(heap[0][0], heap[0][1], 0)]
+        pop, push = heapq.heappop, heapq.heappush
+        while frontier and len(out) < k:
+            _, seq, i = pop(frontier)
+            if seq in pos:
+                out.append(heap[i][2])
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < size:
+                    entry = heap[child]
+                    push(frontier, (entry[0], entry[1], child))
+        return out
 
     def _build(self, policy: str) -> list[tuple[Any, int, JobRecord]]:
         try:

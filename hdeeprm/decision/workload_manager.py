@@ -25,6 +25,7 @@ Two ways to drive it:
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Mapping
@@ -164,6 +165,11 @@ class WorkloadManager:
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
         )
+        #: Objects told about every accepted submission (``submitted(record)``), start
+        #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
+        #: reward bookkeeping; kept across resets.
+        self.job_listeners: list[Any] = []
+        self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -250,6 +256,105 @@ class WorkloadManager:
             "over_subscription_episodes": len(self.pool.episodes),
         }
 
+    # --- pickling -----------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable state (so environments can go to subprocesses, e.g. vector envs).
+
+        The resource manager's per-policy processor orderings are derived data (rebuilt from
+        the core pool on first use, with the same picks) and hold key functions that cannot
+        be pickled, so they are left out, together with the change listeners they registered
+        on the pool. The originals are not touched.
+        """
+        state = self.__dict__.copy()
+        pool = copy.copy(self.pool)
+        pool.listeners = []
+        pool.node_listeners = []
+        resource_manager = copy.copy(self.resource_manager)
+        resource_manager.pool = pool
+        resource_manager._heaps = {}
+        state["pool"] = pool
+        state["resource_manager"] = resource_manager
+        return state
+
+    # --- action mask --------------------------------------------------------------------
+    def fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.
+
+        Whatever core policy places them, each task takes one free core of a node with
+        ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
+        free memory // mem)``: the same answer for every core policy.
+        """
+        pool = self.pool
+        if res > pool.free_count:
+            return False
+        if mem <= self._mem_every_core:
+            return True
+        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
+        total = 0
+        for node in range(len(node_cores)):
+            free = len(node_cores[node]) - node_busy[node]
+            if free:
+                total += min(free, int((node_free_mem[node] + MEM_TOL) // mem))
+                if total >= res:
+                    return True
+        return False
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions may be chosen now (bool per action of the action space).
+
+        A pair is valid when the job its job policy chooses can start now (the ``random`` job
+        policy: when some queued job can); void is always valid. When nothing is valid (no
+        queued job fits and there is no void action) every action is, since each then does
+        the same: start nothing. Computing the mask draws no random number and changes no
+        decision.
+        """
+        groups = self._mask_groups
+        if groups is None:
+            groups = self._mask_groups = self._group_actions()
+        scheduler = self.job_scheduler
+        ordered = scheduler.sorted
+        if ordered is not None and scheduler:
+            # Quick answers from the sorted requests: every queued job fits, or none does.
+            free = self.pool.free_count
+            if ordered[1][-1] <= free and ordered[2][-1] <= self._mem_every_core:
+                return np.ones(len(self.actions), dtype=bool)
+            if ordered[1][0] > free:
+                return self._void_only()
+        mask = np.zeros(len(self.actions), dtype=bool)
+        for policy, indices in groups:
+            if policy is None or self._policy_fits(policy):
+                mask[indices] = True
+        if not mask.any():
+            mask[:] = True
+        return mask
+
+    def _void_only(self) -> np.ndarray:
+        """No queued job fits: only void, or every action when there is no void."""
+        if self.actions.has_void:
+            mask = np.zeros(len(self.actions), dtype=bool)
+            mask[-1] = True
+            return mask
+        return np.ones(len(self.actions), dtype=bool)
+
+    def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
+        """Action indices by job policy (void under ``None``): one feasibility test each."""
+        by_policy: dict[str | None, list[int]] = {}
+        for i, action in enumerate(self.actions):
+            by_policy.setdefault(action.job_policy, []).append(i)
+        return [(policy, np.array(idx)) for policy, idx in by_policy.items()]
+
+    def _policy_fits(self, policy: str) -> bool:
+        scheduler = self.job_scheduler
+        if policy != "random":
+            job = scheduler.peek(policy)
+            return job is not None and self.fits_now(job.res, job.mem)
+        smallest = scheduler.peek("smallest")
+        if smallest is None or smallest.res > self.pool.free_count:
+            return False
+        if self.fits_now(smallest.res, smallest.mem):
+            return True
+        return any(self.fits_now(job.res, job.mem) for job in scheduler.jobs)
+
     # --- message intake ---------------------------------------------------------------
     def can_ever_run(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each fit on the whole idle platform."""
@@ -327,6 +432,8 @@ class WorkloadManager:
             return
         self.job_scheduler.push(record)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.submitted(record)
 
     def _complete(self, job: Any) -> None:
         job_id = str(getattr(job, "id", job))
@@ -337,6 +444,8 @@ class WorkloadManager:
         self.nb_completed += 1
         self.pool.release(record.alloc, self.now)
         self._changed = True
+        for listener in self.job_listeners:
+            listener.completed(record)
 
     # --- decisions --------------------------------------------------------------------
     def flush(self) -> list[Decision]:
@@ -389,6 +498,9 @@ class WorkloadManager:
                 self.running[job.id] = job
                 started.append(job)
             self.nb_started += len(started)
+            for listener in self.job_listeners:
+                for job in started:
+                    listener.started(job)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
         decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)

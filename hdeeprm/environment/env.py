@@ -18,6 +18,8 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.environment.episodes import EpisodeWindows
+from hdeeprm.environment.objective_reward import ObjectiveReward
 from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
@@ -48,6 +50,11 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             The environment installs no handler: records go wherever the application's
             logging sends them (nowhere by default); repeated warnings are aggregated unless
             the options set ``log_detail``.
+        split: which jobs episodes run on: ``"train"`` (a window sampled per episode from
+            ``episodes.train_jobs``; the default when the options have an ``episodes`` block),
+            ``"eval"`` (the fixed windows of ``episodes.eval_jobs``; ``reset(options={"window":
+            k})`` picks one, else they come in turn) or ``"all"`` (the whole workload; the
+            default without ``episodes``). See :mod:`hdeeprm.environment.episodes`.
 
     Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
     the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true
@@ -65,6 +72,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         *,
         inputs: ExperimentInputs | None = None,
         trace: bool = False,
+        split: str | None = None,
         render_mode: str | None = None,
         log_level: str | None = None,
     ) -> None:
@@ -82,6 +90,16 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.actions = action_space_from_options(self.options)
         self.action_names = self.actions.names
         self.sim_platform = load_platform_xml(inputs.platform_xml)
+        episodes = env_opts.episodes
+        if split is None:
+            split = "train" if episodes is not None else "all"
+        source = str(self.options.source) if self.options.source else None
+        self.windows = EpisodeWindows(inputs.workload, episodes, split, source)
+        self.split = split
+        #: ``(first, last)`` job indices (inclusive) of the current episode's window.
+        self.window: tuple[int, int] = (0, len(inputs.workload.jobs) - 1)
+        #: Index of the current evaluation window (``None`` outside ``split="eval"``).
+        self.eval_window: int | None = None
         self.trace = trace
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -91,9 +109,12 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._observer = self._make_observer(self.manager)
         self.observation_space = spaces.Box(0.0, 1.0, (self._observer.size,), np.float32)
         self.action_space = spaces.Discrete(len(self.actions))
+        self._nb_actions = len(self.actions)
         self.engine: Engine | None = None
-        self._meter: RewardMeter | None = None
+        self.reward_kind = env_opts.reward
+        self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)
+        self._mask: np.ndarray | None = None
         self._reward = 0.0
         self._done = True
         self.steps = 0
@@ -119,6 +140,12 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
     def action_size(self) -> int:
         return len(self.actions)
 
+    @property
+    def nb_eval_windows(self) -> int:
+        """Number of fixed evaluation windows (``episodes.eval_windows``; 0 without
+        ``eval_jobs``)."""
+        return self.windows.nb_eval_windows
+
     # --- Gymnasium API ----------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -126,18 +153,41 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         """Start a new simulation and run it to the first decision point.
 
         The first reset without a seed uses the options' seed. ``options={"trace": bool}``
-        switches output recording for this episode.
+        switches output recording for this episode; ``options={"window": k}`` selects
+        evaluation window ``k`` (``split="eval"`` only). The train split draws its window
+        from ``np_random``; an evaluation window's random policies are seeded from
+        ``eval_seed`` and ``k`` alone.
         """
         if seed is None and self._np_random is None:
             seed = self.options.seed
         super().reset(seed=seed)
-        if options and "trace" in options:
+        options = options or {}
+        unknown = set(options) - {"trace", "window"}
+        if unknown:
+            raise ValueError(
+                f"unknown reset option(s) {', '.join(sorted(unknown))}; allowed: trace, window"
+            )
+        if "trace" in options:
             self.trace = bool(options["trace"])
+        first, self.eval_window = self.windows.choose(self.np_random, options.get("window"))
+        workload = self.windows.workload_at(first)
+        self.window = (first, first + len(workload.jobs) - 1)
         manager_seed = int(self.np_random.integers(0, 2**63 - 1))
+        if self.eval_window is not None:
+            manager_seed = self.windows.eval_seed_of(self.eval_window)
         self.manager = self._new_manager(manager_seed)
         self._observer = self._make_observer(self.manager)
-        self.engine = Engine(self.sim_platform, self.inputs.workload, trace=self.trace)
-        self._meter = RewardMeter(self.objective, self.manager, self.engine)
+        self.engine = Engine(self.sim_platform, workload, trace=self.trace)
+        if self.reward_kind == "thesis":
+            self._meter = RewardMeter(self.objective, self.manager, self.engine)
+        else:
+            self._meter = ObjectiveReward(
+                self.objective,
+                self.manager,
+                self.engine,
+                len(workload.jobs),
+                min(job.subtime for job in workload.jobs),
+            )
         self.steps = 0
         self.total_reward = 0.0
         self._reward = 0.0
@@ -145,8 +195,9 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         if self.manager.ingest(message):
             self._done = False
         else:
-            self._done = not self._run(self.manager.flush(), measure=False)
+            self._done = not self._run(self.manager.flush())
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self.info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -155,7 +206,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise SimulationError("step() before reset()")
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
-        if not self.action_space.contains(action):
+        if type(action) is not int or not 0 <= action < self._nb_actions:
             if isinstance(action, np.ndarray) and action.shape == (1,):
                 action = action[0]
             if not self.action_space.contains(action):
@@ -165,27 +216,26 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         decisions = self.manager.act(int(action))
         assert self._meter is not None
         self._meter.start()
-        more = self._run(decisions, measure=True)
+        more = self._run(decisions)
         self._done = not more
         self._reward = float(self._meter.reward())
         self.steps += 1
         self.total_reward += self._reward
         self._obs = self._observer.build()
+        self._mask = None
         return self._obs.copy(), self._reward, self._done, False, self.info()
 
-    def _run(self, decisions: list[Decision], *, measure: bool) -> bool:
+    def _run(self, decisions: list[Decision]) -> bool:
         """Proceed until a decision point (True) or the end of the simulation (False)."""
         engine, manager, meter = self.engine, self.manager, self._meter
         assert engine is not None and meter is not None
         while not engine.finished:
             message = engine.proceed(decisions)
-            if measure:
-                meter.advance(message.now)
+            meter.advance(message.now)
             if manager.ingest(message):
                 return True
             decisions = manager.flush()
-            if measure:
-                meter.refresh()
+            meter.refresh()
         return False
 
     def render(self) -> str | None:
@@ -228,12 +278,27 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             "rejected": len(manager.rejected),
             "decisions": manager.nb_decisions,
             "steps": self.steps,
+            "window": self.window,
+            "action_mask": self.action_masks(),
         }
         if self._meter is not None and self.steps:
             info["span"] = self._meter.span
         if self._done and engine is not None and engine.finished:
             info["objective"] = self.objective_value()
         return info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (bool per action): pairs whose chosen job can start now, and void
+        (see :meth:`~hdeeprm.decision.WorkloadManager.action_mask`). The name is the one
+        sb3-contrib's ``MaskablePPO`` calls."""
+        mask = self._mask
+        if mask is None:
+            if self._done:
+                mask = np.ones(len(self.actions), dtype=bool)
+            else:
+                mask = self.manager.action_mask()
+            self._mask = mask  # one computation per state (info and MaskablePPO both ask)
+        return mask.copy()
 
     def objective_value(self) -> float:
         """The objective over the finished simulation (see ``episode_objective``)."""

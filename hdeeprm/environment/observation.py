@@ -18,6 +18,21 @@ index               value
                     the remaining fraction of its job's requested time (0 when idle)
 ==================  =========================================================================
 
+The ``queue`` type (issue 12) extends ``minimal`` with what tells decision situations apart:
+
+==================  =========================================================================
+21                  queue length, ``log(1 + n) / log(1 + 10,000)`` (clipped to 1)
+22..22+6K-1         the first K = 8 queued jobs in submission order (the head of the queue),
+                    6 values each: wait so far ``log(1 + wait) / log(1 + max_time)``,
+                    requested cores / ``max_core``, requested time
+                    ``log(1 + req_time) / log(1 + max_time)``, memory / ``max_mem``,
+                    bandwidth / ``max_mem_bw``, 1 if it can start now else 0; zeros for
+                    missing jobs (a present job asks for at least one core)
+then 2 per type     per processor type (same cores, GFLOPS, bandwidth and power; in order of
+                    first appearance in the platform): free cores / cores of the type, free
+                    memory bandwidth / bandwidth of the type (0 when over-subscribed)
+==================  =========================================================================
+
 Quartiles use linear interpolation between order statistics (NumPy's default). An empty queue
 gives 0 for all 20 statistics. A limit of 0 (no job of the workload asks for that resource)
 gives 0; values above the limit (an infinite requested time, say) are clipped to 1.
@@ -25,6 +40,7 @@ gives 0; values above the limit (an infinite requested time, say) are clipped to
 
 from __future__ import annotations
 
+import math
 from itertools import chain
 
 import numpy as np
@@ -44,15 +60,28 @@ _SPEED = np.asarray(PSTATE_SPEED_FRACTION, dtype=np.float64)
 _POWER = np.asarray(PSTATE_POWER_FRACTION, dtype=np.float64)
 
 
-def observation_size(kind: str, nb_nodes: int, nb_processors: int, nb_cores: int) -> int:
-    """Length of an observation of type ``kind`` for a platform of that size."""
+#: Queued jobs shown one by one by the ``queue`` observation (the head of the queue).
+HEAD_JOBS = 8
+#: Values per head job in the ``queue`` observation.
+HEAD_FEATURES = 6
+#: Queue length that reads 1 in the ``queue`` observation (log scale).
+QUEUE_LENGTH_SCALE = 10_000
+
+
+def observation_size(
+    kind: str, nb_nodes: int, nb_processors: int, nb_cores: int, nb_types: int = 0
+) -> int:
+    """Length of an observation of type ``kind`` for a platform of that size (``nb_types``:
+    processor types, for ``queue``)."""
     if kind == "minimal":
         return QUEUE_FEATURES
+    if kind == "queue":
+        return QUEUE_FEATURES + 1 + HEAD_JOBS * HEAD_FEATURES + 2 * nb_types
     if kind == "small":
         return QUEUE_FEATURES + nb_nodes + nb_processors
     if kind == "normal":
         return QUEUE_FEATURES + nb_nodes + nb_processors + 3 * nb_cores
-    raise ValueError(f"unknown observation type {kind!r}; expected minimal, small or normal")
+    raise ValueError(f"unknown observation type {kind!r}; expected minimal, queue, small or normal")
 
 
 def queue_statistics(values: np.ndarray, limits: np.ndarray) -> np.ndarray:
@@ -78,6 +107,54 @@ def queue_statistics(values: np.ndarray, limits: np.ndarray) -> np.ndarray:
     return np.clip(scaled, 0.0, 1.0).ravel()
 
 
+def processor_types(manager: WorkloadManager) -> tuple[list[int], list[list[int]]]:
+    """Group processors by (cores, GFLOPS per core, bandwidth, watts per core), types in order
+    of first appearance: ``(type of each processor, processors of each type)``."""
+    pool = manager.pool
+    index: dict[tuple[int, float, float, float], int] = {}
+    proc_type: list[int] = []
+    type_procs: list[list[int]] = []
+    for p, cores in enumerate(pool.proc_cores):
+        first = cores[0] if cores else None
+        key = (
+            len(cores),
+            pool.core_peak[first] if first is not None else 0.0,
+            pool.proc_mem_bw[p],
+            pool.core_power[first] if first is not None else 0.0,
+        )
+        t = index.setdefault(key, len(type_procs))
+        if t == len(type_procs):
+            type_procs.append([])
+        type_procs[t].append(p)
+        proc_type.append(t)
+    return proc_type, type_procs
+
+
+def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> list[float]:
+    """:func:`queue_statistics` from already sorted values (one ascending list per resource,
+    as :meth:`~hdeeprm.decision.job_scheduler.JobScheduler.track_sorted` keeps them): the
+    same arithmetic, so the same bits, without sorting or NumPy."""
+    n = len(ordered[0])
+    if n == 0:
+        return [0.0] * (len(RESOURCES) * len(QUANTILES))
+    top = n - 1
+    picks = []
+    for q in (0.0, 0.25, 0.5, 0.75, 1.0):
+        pos = q * top
+        lo = math.floor(pos)
+        picks.append((lo, min(lo + 1, top), pos - lo))
+    out: list[float] = []
+    for values, limit in zip(ordered, limits):
+        if limit > 0:
+            for lo, hi, frac in picks:
+                low = values[lo]
+                value = (low + (values[hi] - low) * frac) / limit
+                out.append(0.0 if value < 0.0 else 1.0 if value > 1.0 else value)
+        else:
+            out.extend((0.0, 0.0, 0.0, 0.0, 0.0))
+    return out
+
+
 def variation_ratio(size: int, previous: int, sensitivity: float) -> float:
     """Queue-size variation relative to the previous observation, mapped to [0, 1].
 
@@ -92,7 +169,7 @@ class ObservationBuilder:
     """Builds observations of one type for one workload manager (vectorised over the pool).
 
     Args:
-        kind: ``minimal``, ``small`` or ``normal``.
+        kind: ``minimal``, ``queue``, ``small`` or ``normal``.
         manager: the workload manager whose queue and core pool are observed.
         limits: the job limits that scale the queue statistics.
         queue_sensitivity: the variation that saturates the variation ratio (thesis: 0.05).
@@ -104,9 +181,18 @@ class ObservationBuilder:
         pool = manager.pool
         self.kind = kind
         self.manager = manager
+        #: Processor type of each processor, and the processors of each type.
+        self.proc_type, self.type_procs = processor_types(manager)
         self.size = observation_size(
-            kind, len(pool.node_capacity), len(pool.proc_mem_bw), pool.nb_cores
+            kind,
+            len(pool.node_capacity),
+            len(pool.proc_mem_bw),
+            pool.nb_cores,
+            len(self.type_procs),
         )
+        self._type_cores = [sum(len(pool.proc_cores[p]) for p in ps) for ps in self.type_procs]
+        self._type_bw = [math.fsum(pool.proc_mem_bw[p] for p in ps) for ps in self.type_procs]
+        self._log_time = math.log1p(limits.max_time) if 0 < limits.max_time < math.inf else 0.0
         self.limits = np.array(
             [limits.max_time, limits.max_core, limits.max_mem, limits.max_mem_bw], dtype=float
         )
@@ -116,6 +202,8 @@ class ObservationBuilder:
         self._node_capacity = np.asarray(pool.node_capacity, dtype=float)
         self._proc_bw = np.asarray(pool.proc_mem_bw, dtype=float)
         self.previous_queue = 0
+        self._limits = [float(v) for v in self.limits]
+        self._sorted = manager.job_scheduler.track_sorted()
 
     def reset(self) -> None:
         """Forget the previous queue size (a new episode starts with an empty queue)."""
@@ -127,19 +215,18 @@ class ObservationBuilder:
         With ``update`` the queue size is remembered for the next variation ratio.
         """
         manager = self.manager
-        jobs = manager.job_scheduler.jobs
-        n = len(jobs)
-        out = np.empty(self.size, dtype=np.float64)
-        values = np.empty((4, n), dtype=np.float64)
-        if n:
-            values[0] = np.fromiter((j.req_time for j in jobs), np.float64, n)
-            values[1] = np.fromiter((j.res for j in jobs), np.float64, n)
-            values[2] = np.fromiter((j.mem for j in jobs), np.float64, n)
-            values[3] = np.fromiter((j.mem_bw for j in jobs), np.float64, n)
-        out[: QUEUE_FEATURES - 1] = queue_statistics(values, self.limits)
-        out[QUEUE_FEATURES - 1] = variation_ratio(n, self.previous_queue, self.queue_sensitivity)
+        n = len(manager.job_scheduler)
+        stats = sorted_statistics(self._sorted, self._limits)
+        stats.append(variation_ratio(n, self.previous_queue, self.queue_sensitivity))
         if update:
             self.previous_queue = n
+        if self.kind == "minimal":
+            return np.array(stats, dtype=np.float32)
+        if self.kind == "queue":
+            stats.extend(self._queue_part(n))
+            return np.array(stats, dtype=np.float32)
+        out = np.empty(self.size, dtype=np.float64)
+        out[:QUEUE_FEATURES] = stats
         if self.kind != "minimal":
             pool = manager.pool
             at = QUEUE_FEATURES
@@ -161,6 +248,34 @@ class ObservationBuilder:
                 out[at + 2 * cores : at + 3 * cores] = self._remaining(cores)
         np.clip(out, 0.0, 1.0, out=out)
         return out.astype(np.float32)
+
+    def _queue_part(self, n: int) -> list[float]:
+        """Queue length, the head jobs and the free share of each processor type."""
+        manager = self.manager
+        pool = manager.pool
+        out = [min(1.0, math.log1p(n) / math.log1p(QUEUE_LENGTH_SCALE))]
+        log_time = self._log_time
+        _, max_core, max_mem, max_bw = self._limits
+        now = manager.now
+        head = manager.job_scheduler.head(HEAD_JOBS)
+        for job in head:
+            wait = now - job.subtime
+            req = job.req_time
+            out += (
+                min(1.0, math.log1p(wait) / log_time) if log_time and wait > 0 else 0.0,
+                min(1.0, job.res / max_core) if max_core > 0 else 0.0,
+                min(1.0, math.log1p(req) / log_time) if log_time and req < math.inf else 1.0,
+                min(1.0, job.mem / max_mem) if max_mem > 0 else 0.0,
+                min(1.0, job.mem_bw / max_bw) if max_bw > 0 else 0.0,
+                1.0 if manager.fits_now(job.res, job.mem) else 0.0,
+            )
+        out += [0.0] * (HEAD_FEATURES * (HEAD_JOBS - len(head)))
+        free, demand = pool.proc_free, pool.proc_demand
+        for procs, cores, bw in zip(self.type_procs, self._type_cores, self._type_bw):
+            out.append(sum(len(free[p]) for p in procs) / cores if cores else 0.0)
+            headroom = bw - math.fsum(demand[p] for p in procs)
+            out.append(min(1.0, max(0.0, headroom / bw)) if bw > 0 else 0.0)
+        return out
 
     def _remaining(self, cores: int) -> np.ndarray:
         """Per core: 1 - elapsed / requested time of the job it runs (0 when idle)."""

@@ -14,8 +14,17 @@ The format is the thesis's (appendix F), so the original options files keep work
 
 New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` window),
 ``synthetic_workload`` (generate a Lublin-Feitelson workload instead of reading a trace),
-``use_walltime`` (requested time becomes the Batsim walltime), ``mem_bw_range`` and, in the agent
-block, ``params`` (free-form constructor arguments for a user's learning agent).
+``use_walltime`` (requested time becomes the Batsim walltime), ``mem_bw_range``, in the env block
+``reward`` (``"objective"``, rewards that add up to the objective, or ``"thesis"``) and
+``episodes`` (training and evaluation windows of the workload)::
+
+    "episodes": {"window_jobs": 4000, "train_jobs": [0, 30000],
+                 "eval_jobs": [30000, 51899], "eval_windows": 8, "eval_seed": 0}
+
+(job indices into the converted workload in submission order, ranges half-open ``[start, end)``;
+``eval_jobs`` is optional, ``eval_windows`` defaults to 8 and ``eval_seed`` to 0; the two ranges
+must not overlap; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
+constructor arguments for a user's learning agent).
 
 Everything is checked before a simulation starts; unknown or misspelt keys are errors, and every
 error names the key (as a JSON path), the bad value and the allowed values. Relative paths are
@@ -51,7 +60,10 @@ OBJECTIVES: tuple[str, ...] = (
 )
 #: Thesis spellings accepted for compatibility, mapped to the canonical objective.
 OBJECTIVE_ALIASES: dict[str, str] = {"avg_completion_time": "avg_job_completion"}
-OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal")
+OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal", "queue")
+#: Reward definitions: ``objective`` (rewards add up to the episode's objective, the default)
+#: or ``thesis`` (the thesis's per-step state quantities, for reproducing it).
+REWARDS: tuple[str, ...] = ("objective", "thesis")
 LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 AGENT_TYPES: tuple[str, ...] = ("CLASSIC", "LEARNING")
 RUN_TYPES: tuple[str, ...] = ("train", "test")
@@ -68,8 +80,24 @@ class SyntheticWorkloadOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class EpisodeOptions:
+    """Episodes as windows of the workload (job indices in submission order, ``[start, end)``).
+
+    Training samples one window of ``window_jobs`` consecutive jobs per episode from
+    ``train_jobs``; evaluation uses ``eval_windows`` fixed windows drawn from ``eval_jobs`` with
+    ``eval_seed`` only (so they never depend on how long training ran).
+    """
+
+    window_jobs: int
+    train_jobs: tuple[int, int]
+    eval_jobs: tuple[int, int] | None = None
+    eval_windows: int = 8
+    eval_seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class EnvOptions:
-    """The environment block: objective, action space, observation."""
+    """The environment block: objective, action space, observation, reward, episodes."""
 
     objective: str = "avg_utilization"
     #: Ordered (job policy, core policy) pairs; ``None`` means all 36 pairs.
@@ -77,6 +105,8 @@ class EnvOptions:
     void: bool = False
     observation: str = "normal"
     queue_sensitivity: float = 0.05
+    reward: str = "objective"
+    episodes: EpisodeOptions | None = None
 
     @property
     def action_names(self) -> list[str]:
@@ -225,7 +255,8 @@ TOP_KEYS = (
     "mem_bw_range",
 )
 PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
-ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity")
+ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
+EPISODES_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "eval_windows", "eval_seed")
 ACTIONS_KEYS = ("selection", "void")
 AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params")
 SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
@@ -322,7 +353,52 @@ def _parse_env(chk: _Checker, raw: Any, where: str) -> EnvOptions:
         low=0.0,
         low_open=True,
     )
-    return EnvOptions(objective, selection, void, observation, sensitivity)
+    reward = chk.choice(raw.get("reward", "objective"), _join(where, "reward"), REWARDS)
+    episodes = None
+    if "episodes" in raw:
+        episodes = _parse_episodes(chk, raw["episodes"], _join(where, "episodes"))
+    return EnvOptions(objective, selection, void, observation, sensitivity, reward, episodes)
+
+
+def _job_range(chk: _Checker, value: Any, where: str, window: int) -> tuple[int, int]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    ):
+        raise chk.fail(where, f"expected [start, end] job indices (integers), got {_show(value)}")
+    start, end = value
+    if start < 0 or end <= start:
+        raise chk.fail(where, f"expected 0 <= start < end, got [{start}, {end}]")
+    if end - start < window:
+        raise chk.fail(
+            where,
+            f"the range [{start}, {end}) holds {end - start} jobs, fewer than "
+            f"window_jobs = {window}",
+        )
+    return start, end
+
+
+def _parse_episodes(chk: _Checker, raw: Any, where: str) -> EpisodeOptions:
+    raw = chk.obj(raw, where)
+    chk.keys(raw, where, EPISODES_KEYS)
+    for key in ("window_jobs", "train_jobs"):
+        if key not in raw:
+            raise chk.fail(_join(where, key), "missing required key")
+    window = chk.integer(raw["window_jobs"], _join(where, "window_jobs"), minimum=1)
+    train = _job_range(chk, raw["train_jobs"], _join(where, "train_jobs"), window)
+    evaluation = None
+    if "eval_jobs" in raw:
+        evaluation = _job_range(chk, raw["eval_jobs"], _join(where, "eval_jobs"), window)
+        if evaluation[0] < train[1] and train[0] < evaluation[1]:
+            raise chk.fail(
+                _join(where, "eval_jobs"),
+                f"[{evaluation[0]}, {evaluation[1]}) overlaps train_jobs "
+                f"[{train[0]}, {train[1]}): evaluation must use jobs training never sees",
+            )
+    eval_windows = chk.integer(raw.get("eval_windows", 8), _join(where, "eval_windows"), 1)
+    eval_seed = chk.integer(raw.get("eval_seed", 0), _join(where, "eval_seed"), 0)
+    return EpisodeOptions(window, train, evaluation, eval_windows, eval_seed)
 
 
 def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentOptions:

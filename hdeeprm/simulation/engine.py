@@ -85,6 +85,9 @@ RUNNING = "RUNNING"
 FINAL_STATES = frozenset(
     {COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED, REJECTED}
 )
+#: Every state by name: the engine compares states by identity, so an unpickled job gets
+#: these very objects back (see :meth:`SimJob.__setstate__`).
+_STATES = {s: s for s in (NOT_SUBMITTED, SUBMITTED, RUNNING, *FINAL_STATES)}
 
 # --- heap priorities at one instant (lower first) -------------------------------------------
 _COMPLETE = 0
@@ -186,6 +189,13 @@ class SimJob(JobView):
         self._e_last = 0.0
         self._kill_requested = False
 
+    def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
+        """Restore a pickled job (environments sent to subprocesses), its state being the
+        module's own string object, since the engine tests states with ``is``."""
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+        self.state = _STATES.get(self.state, self.state)
+
     @property
     def execution_time(self) -> float | None:
         if self.start_time is None or self.finish_time is None:
@@ -272,6 +282,8 @@ class Engine:
         hosts = platform.hosts
         self._n = len(hosts)
         self._speeds = [_effective_speeds(h.speeds) for h in hosts]
+        #: P-states every host has (P-state ids below this need no per-host check).
+        self._min_pstates = min((len(sp) for sp in self._speeds), default=0)
         self._idle_w = [h.idle_watts or (0.0,) * h.nb_pstates for h in hosts]
         self._full_w = [h.full_watts or (0.0,) * h.nb_pstates for h in hosts]
         self._pstate = [h.pstate for h in hosts]
@@ -772,7 +784,9 @@ class Engine:
             ) from None
         n = self._n
         speeds = self._speeds
-        for host in hosts:
+        # Fast path: a state every host has and ids in range need no per-host check.
+        valid = 0 <= state < self._min_pstates and min(hosts) >= 0 and max(hosts) < n
+        for host in () if valid else hosts:
             if not 0 <= host < n:
                 raise SimulationError(
                     f"SET_RESOURCE_STATE: host {host!r} does not exist "

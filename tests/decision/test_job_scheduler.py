@@ -92,3 +92,25 @@ def test_unknown_policy() -> None:
     scheduler, _ = _queue()
     with pytest.raises(ValueError, match="unknown job policy"):
         scheduler.peek("longest")
+
+
+def test_head_is_the_first_k_in_submission_order_after_removals() -> None:
+    import numpy as np
+
+    from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
+
+    rng = np.random.default_rng(0)
+    scheduler = JobScheduler(np.random.default_rng(1))
+    queued: list[JobRecord] = []
+    for seq in range(300):
+        job = JobRecord(str(seq), seq, float(seq // 3), int(rng.integers(1, 9)))
+        scheduler.push(job)
+        queued.append(job)
+        if rng.random() < 0.4:  # remove a random queued job (middle or head)
+            victim = queued.pop(int(rng.integers(len(queued))))
+            scheduler.remove(victim)
+        if seq % 7 == 0:
+            scheduler.peek("first")
+        expected = sorted(queued, key=lambda j: (j.subtime, j.seq))[:8]
+        assert scheduler.head(8) == expected
+    assert scheduler.head(0) == [] and len(scheduler.head(1000)) == len(queued)

@@ -24,18 +24,21 @@ THESIS_JOBS = [("1", 0.0, 1, 21e9, THESIS_EXTRA), ("2", 0.0, 1, 21e9, THESIS_EXT
 
 
 def thesis_env(tmp_path, **kwargs) -> HeterogeneousClusterEnv:
+    kwargs.setdefault("reward", "thesis")
     options = write_options(tmp_path / "opt", selection=THESIS_SELECTION, **kwargs)
     workload = write_workload(tmp_path / "wl", THESIS_JOBS)
     return HeterogeneousClusterEnv(options, tmp_path / "run", workload)
 
 
-@pytest.mark.parametrize("observation", ["minimal", "small", "normal"])
+@pytest.mark.parametrize("observation", ["minimal", "small", "normal", "queue"])
 def test_check_env_each_observation(tmp_path, observation) -> None:
     options = write_options(tmp_path / "opt", observation=observation, void=True)
     workload = write_workload(tmp_path / "wl", random_jobs(12, seed=3))
     env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
-    # learning platform: 1 node, 2 processors, 4 cores -> 21, 21+1+2, 21+3+3*4
-    assert env.observation_space.shape == ({"minimal": 21, "small": 24, "normal": 36}[observation],)
+    # learning platform: 1 node, 2 processors (2 types), 4 cores -> 21, 21+1+2, 21+3+3*4,
+    # 21+1+8*6+2*2
+    sizes = {"minimal": 21, "small": 24, "normal": 36, "queue": 74}
+    assert env.observation_space.shape == (sizes[observation],)
     assert env.action_space.n == 37  # all 36 pairs + void
     check_env(env, skip_render_check=True)
 
@@ -119,9 +122,12 @@ TWO_JOBS = [
         ("edp", [-110.0 * 2, -470.5 * 5]),
     ],
 )
-def test_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -> None:
+def test_thesis_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -> None:
     options = write_options(
-        tmp_path / "opt", objective=objective, selection=[{"first": ["high_mem_bw"]}]
+        tmp_path / "opt",
+        objective=objective,
+        selection=[{"first": ["high_mem_bw"]}],
+        reward="thesis",
     )
     env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS))
     _, info = env.reset(seed=0)
@@ -132,6 +138,45 @@ def test_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -> None:
     assert done2 and info2["time"] == pytest.approx(7.0)
     assert [r1, r2] == pytest.approx(rewards)
     assert env.total_reward == pytest.approx(sum(rewards))
+
+
+H = 3600.0
+P_MAX = 180.0  # learning platform at full load: 40 + 40 + 50 + 50 W
+
+
+@pytest.mark.parametrize(
+    ("objective", "rewards"),
+    [
+        # Neither job waits, so no slowdown accrues; at the end the real slowdowns come:
+        # A (5 - 0) / 5 = 1, B (7 - 2) / 5 = 1, mean 1
+        ("avg_job_slowdown", [0.0, -1.0]),
+        # A starts at once: its requested 10 s are booked as its expected turnaround (/ 2 jobs);
+        # then the real turnarounds 5 and 5 (mean 5 s) replace A's 10 and B's booked 5: 0
+        ("avg_job_completion", [-5 / H, 0.0]),
+        # busy 1 of 4 cores over [0, 2]: 0.25; final (5 + 5) core-s / (4 x 7 s)
+        ("avg_utilization", [0.25, 10 / 28 - 0.25]),
+        ("makespan", [-2 / H, -5 / H]),
+        # energies of the thesis test above, in platform-hours at full power
+        ("energy_consumption", [-110 / (P_MAX * H), -470.5 / (P_MAX * H)]),
+        ("edp", [-110 * 2 / (P_MAX * H * H), -(580.5 * 7 - 220) / (P_MAX * H * H)]),
+    ],
+)
+def test_objective_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -> None:
+    options = write_options(
+        tmp_path / "opt", objective=objective, selection=[{"first": ["high_mem_bw"]}]
+    )
+    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS))
+    env.reset(seed=0)
+    _, r1, done1, _, _ = env.step(0)
+    _, r2, done2, _, info = env.step(0)
+    assert (done1, done2) == (False, True)
+    assert [r1, r2] == pytest.approx(rewards, rel=1e-12, abs=1e-15)
+    sign = 1.0 if objective == "avg_utilization" else -1.0
+    scale = {"avg_job_completion": 1 / H, "makespan": 1 / H}.get(objective, 1.0)
+    scale = {"energy_consumption": 1 / (P_MAX * H), "edp": 1 / (P_MAX * H * H)}.get(
+        objective, scale
+    )
+    assert r1 + r2 == pytest.approx(sign * info["objective"] * scale, rel=1e-12)
 
 
 def test_void_action_waits_and_rewards_idle_span(tmp_path) -> None:

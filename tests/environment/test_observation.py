@@ -117,3 +117,33 @@ def test_variation_ratio_clipping() -> None:
     assert variation_ratio(13, 10, 0.2) == 1.0  # +30% clipped
     assert variation_ratio(5, 10, 0.2) == 0.0  # -50% clipped
     assert variation_ratio(0, 0, 0.2) == 0.5
+
+
+def test_incremental_sorted_statistics_equal_a_full_sort(tmp_path) -> None:
+    """The minimal observation read from the scheduler's sorted lists is, bit for bit, the
+    statistics of a full NumPy sort of the queue (including infinite requested times)."""
+    import numpy as np
+    from rl_helpers import random_jobs, write_options, write_workload
+
+    from hdeeprm.environment import HeterogeneousClusterEnv, queue_statistics
+    from hdeeprm.environment.observation import sorted_statistics
+
+    jobs = random_jobs(80, seed=9)
+    jobs[5][4]["req_time"] = float("inf")
+    env = HeterogeneousClusterEnv(
+        write_options(tmp_path / "opt", void=True), tmp_path / "run", write_workload(tmp_path, jobs)
+    )
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    done, checked = False, 0
+    while not done:
+        queue = env.manager.job_scheduler.jobs
+        values = np.array([[j.req_time, j.res, j.mem, j.mem_bw] for j in queue]).T.reshape(4, -1)
+        expected = queue_statistics(values, env._observer.limits).astype(np.float32)
+        assert np.array_equal(obs[:20], expected)
+        checked += len(queue) > 3
+        obs, _, done, _, _ = env.step(int(rng.integers(env.action_space.n)))
+    assert checked > 5
+    assert sorted_statistics(([], [], [], []), [1.0, 1.0, 1.0, 1.0]) == [0.0] * 20
+    zero = sorted_statistics(([1.0, 3.0], [1, 2], [5.0, 6.0], [2.0, 2.0]), [4.0, 0.0, 6.0, 4.0])
+    assert zero[:5] == [0.25, 0.375, 0.5, 0.625, 0.75] and zero[5:10] == [0.0] * 5

@@ -15,6 +15,7 @@ PREFIXES = {
     "PYBATSIM_KEYS": "pybatsim.",
     "ENV_KEYS": "pybatsim.env.",
     "ACTIONS_KEYS": "pybatsim.env.actions.",
+    "EPISODES_KEYS": "pybatsim.env.episodes.",
     "AGENT_KEYS": "pybatsim.agent.",
     "SYNTHETIC_KEYS": "synthetic_workload.",
 }
@@ -47,6 +48,7 @@ def test_every_allowed_value_is_listed() -> None:
         schema.OBJECTIVES
         + tuple(schema.OBJECTIVE_ALIASES)
         + schema.OBSERVATIONS
+        + schema.REWARDS
         + schema.LOG_LEVELS
         + schema.AGENT_TYPES
         + schema.RUN_TYPES

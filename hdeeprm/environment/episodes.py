@@ -1,0 +1,159 @@
+"""Episodes as windows of the workload: sampled for training, fixed for evaluation.
+
+A window is ``window_jobs`` consecutive jobs of the loaded workload (job indices in submission
+order). Its submission times are shifted so that its first job is submitted at t = 0: every
+window starts on an idle platform, like a whole-workload run. Windows are slices of the
+workload already in memory (new job entries sharing the profiles), never files.
+
+* ``train``: each reset draws a window start uniformly from ``train_jobs`` with the
+  environment's ``np_random``, so the sequence of windows follows the environment's seed.
+* ``eval``: ``eval_windows`` window starts drawn once from ``eval_seed`` and ``eval_jobs``
+  alone, sorted; window ``k`` is the same whatever ran before, and so is the seed of its random
+  policies (:meth:`EpisodeWindows.eval_seed_of`).
+* ``all``: the whole workload, unshifted (the behaviour without an ``episodes`` block).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hdeeprm.errors import InputError
+from hdeeprm.options import EpisodeOptions
+from hdeeprm.workload import Workload
+from hdeeprm.workload.model import JobSpec
+
+#: The values of the environment's ``split`` argument.
+SPLITS = ("train", "eval", "all")
+WHERE = "pybatsim.env.episodes"
+
+
+class EpisodeWindows:
+    """The windows an environment's episodes run on.
+
+    Args:
+        workload: the whole loaded workload (jobs in submission order).
+        episodes: the options' ``episodes`` block, or ``None`` (only ``split="all"``).
+        split: ``train``, ``eval`` or ``all``.
+        source: the options file, named in errors.
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        episodes: EpisodeOptions | None,
+        split: str,
+        source: str | None = None,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        self.workload = workload
+        self.episodes = episodes
+        self.split = split
+        n = len(workload.jobs)
+        where = source or "<options>"
+        if split != "all" and episodes is None:
+            raise InputError(
+                f"split={split!r} needs an episodes block in the options "
+                '(e.g. "episodes": {"window_jobs": 4000, "train_jobs": [0, 30000]})',
+                where,
+                WHERE,
+            )
+        if episodes is not None:
+            for key, bounds in (
+                ("train_jobs", episodes.train_jobs),
+                ("eval_jobs", episodes.eval_jobs),
+            ):
+                if bounds is not None and bounds[1] > n:
+                    raise InputError(
+                        f"[{bounds[0]}, {bounds[1]}) goes past the end of the workload, which "
+                        f"has {n} jobs (indices 0..{n - 1})",
+                        where,
+                        f"{WHERE}.{key}",
+                    )
+            if split == "eval" and episodes.eval_jobs is None:
+                raise InputError(
+                    "split='eval' needs eval_jobs: [start, end] in the episodes block",
+                    where,
+                    f"{WHERE}.eval_jobs",
+                )
+        self._eval_starts: list[int] = []
+        if episodes is not None and episodes.eval_jobs is not None:
+            lo, hi = episodes.eval_jobs
+            rng = np.random.default_rng(episodes.eval_seed)
+            draws = rng.integers(lo, hi - episodes.window_jobs + 1, size=episodes.eval_windows)
+            self._eval_starts = sorted(int(s) for s in draws)
+        self._next_eval = 0
+        self._cache: dict[int, Workload] = {}
+
+    @property
+    def nb_eval_windows(self) -> int:
+        """Number of fixed evaluation windows (0 without ``eval_jobs``)."""
+        return len(self._eval_starts)
+
+    @property
+    def eval_starts(self) -> list[int]:
+        """First job index of each evaluation window, ascending."""
+        return list(self._eval_starts)
+
+    def eval_seed_of(self, k: int) -> int:
+        """Seed of the random policies in evaluation window ``k`` (``eval_seed`` and ``k``)."""
+        assert self.episodes is not None
+        seq = np.random.SeedSequence([self.episodes.eval_seed, k])
+        return int(seq.generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+    def choose(self, rng: np.random.Generator, window: int | None) -> tuple[int, int | None]:
+        """``(first job index, evaluation window index or None)`` of the next episode."""
+        if self.split == "all":
+            if window is not None:
+                raise ValueError("reset(options={'window': k}) needs split='eval'")
+            return 0, None
+        assert self.episodes is not None
+        if self.split == "train":
+            if window is not None:
+                raise ValueError("reset(options={'window': k}) needs split='eval'")
+            lo, hi = self.episodes.train_jobs
+            return int(rng.integers(lo, hi - self.episodes.window_jobs + 1)), None
+        if window is None:
+            window = self._next_eval
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
+            raise ValueError(f"window must be an integer, got {window!r}")
+        if not 0 <= window < len(self._eval_starts):
+            raise ValueError(
+                f"window {window} does not exist: there are {len(self._eval_starts)} evaluation "
+                f"windows (0..{len(self._eval_starts) - 1})"
+            )
+        window = int(window)
+        self._next_eval = (window + 1) % len(self._eval_starts)
+        return self._eval_starts[window], window
+
+    def length(self) -> int:
+        """Jobs per episode."""
+        if self.split == "all" or self.episodes is None:
+            return len(self.workload.jobs)
+        return self.episodes.window_jobs
+
+    def workload_at(self, first: int) -> Workload:
+        """The workload of the episode starting at job ``first`` (shifted to start at t = 0)."""
+        if self.split == "all":
+            return self.workload
+        cached = self._cache.get(first)
+        if cached is not None:
+            return cached
+        window = window_workload(self.workload, first, self.length())
+        if self.split == "eval":  # few fixed windows: keep them
+            self._cache[first] = window
+        return window
+
+
+def window_workload(workload: Workload, first: int, count: int) -> Workload:
+    """Jobs ``first .. first + count - 1`` of ``workload``, submission times shifted so the
+    first one is submitted at t = 0; profiles are shared, not copied."""
+    jobs = workload.jobs[first : first + count]
+    if not jobs:
+        raise ValueError(f"no jobs in [{first}, {first + count})")
+    t0 = jobs[0].subtime
+    shifted = [
+        JobSpec(job.id, job.subtime - t0, job.res, job.profile, job.walltime, job.extra)
+        for job in jobs
+    ]
+    return Workload(workload.nb_res, shifted, workload.profiles, workload.name, workload.extra)

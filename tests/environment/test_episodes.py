@@ -1,0 +1,137 @@
+"""Episodes as windows of the workload: options, train sampling, fixed evaluation windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rl_helpers import random_jobs, write_options, write_workload
+
+from hdeeprm.environment import HeterogeneousClusterEnv
+from hdeeprm.environment.episodes import window_workload
+from hdeeprm.errors import InputError
+from hdeeprm.options import EpisodeOptions, load_options
+
+EPISODES = {"window_jobs": 5, "train_jobs": [0, 20], "eval_jobs": [20, 40], "eval_windows": 3}
+
+
+def make_env(tmp_path, episodes=EPISODES, split=None, **kwargs) -> HeterogeneousClusterEnv:
+    options = write_options(tmp_path / "opt", episodes=episodes, void=True, **kwargs)
+    workload = write_workload(tmp_path / "wl", random_jobs(40, seed=2))
+    return HeterogeneousClusterEnv(options, tmp_path / "run", workload, split=split)
+
+
+def run_episode(env, seed=None, options=None, action_seed=0):
+    obs, info = env.reset(seed=seed, options=options)
+    rng = np.random.default_rng(action_seed)
+    rewards, done = [], False
+    while not done:
+        obs, reward, done, _, info = env.step(int(rng.integers(env.action_space.n)))
+        rewards.append(reward)
+    return info, rewards
+
+
+def test_options_block_parsed_with_defaults(tmp_path) -> None:
+    path = write_options(tmp_path, episodes={"window_jobs": 4, "train_jobs": [0, 10]})
+    env = load_options(path).env
+    assert env.episodes == EpisodeOptions(4, (0, 10), None, 8, 0)
+    assert env.reward == "objective"
+
+
+@pytest.mark.parametrize(
+    ("episodes", "where", "fragment"),
+    [
+        ({"train_jobs": [0, 10]}, "episodes.window_jobs", "missing"),
+        ({"window_jobs": 4}, "episodes.train_jobs", "missing"),
+        ({"window_jobs": 0, "train_jobs": [0, 10]}, "episodes.window_jobs", ">= 1"),
+        ({"window_jobs": 4, "train_jobs": [0, 3]}, "episodes.train_jobs", "fewer than"),
+        ({"window_jobs": 4, "train_jobs": [5, 5]}, "episodes.train_jobs", "start < end"),
+        ({"window_jobs": 4, "train_jobs": "0-10"}, "episodes.train_jobs", "[start, end]"),
+        (
+            {"window_jobs": 4, "train_jobs": [0, 10], "eval_jobs": [8, 20]},
+            "episodes.eval_jobs",
+            "overlaps train_jobs",
+        ),
+        ({"window_jobs": 4, "train_jobs": [0, 10], "eval_seed": -1}, "episodes.eval_seed", ">= 0"),
+        ({"window_jobs": 4, "train_jobs": [0, 10], "windows": 2}, "episodes.windows", "unknown"),
+    ],
+)
+def test_bad_episodes_name_the_key(tmp_path, episodes, where, fragment) -> None:
+    path = write_options(tmp_path, episodes=episodes)
+    with pytest.raises(InputError) as err:
+        load_options(path)
+    assert "pybatsim.env." in str(err.value) and where in str(err.value)
+    assert fragment in str(err.value)
+
+
+def test_ranges_past_the_workload_and_missing_blocks(tmp_path) -> None:
+    with pytest.raises(InputError, match=r"eval_jobs: \[20, 60\) goes past the end.*40 jobs"):
+        make_env(tmp_path / "a", {**EPISODES, "eval_jobs": [20, 60]})
+    with pytest.raises(InputError, match="needs eval_jobs"):
+        make_env(tmp_path / "b", {"window_jobs": 5, "train_jobs": [0, 20]}, split="eval")
+    options = write_options(tmp_path / "c")
+    workload = write_workload(tmp_path / "wl", random_jobs(10, seed=2))
+    with pytest.raises(InputError, match="needs an episodes block"):
+        HeterogeneousClusterEnv(options, tmp_path / "run", workload, split="train")
+    with pytest.raises(ValueError, match="split must be one of"):
+        HeterogeneousClusterEnv(options, tmp_path / "run", workload, split="test")
+
+
+def test_window_slices_and_shifts_in_memory(tmp_path) -> None:
+    env = make_env(tmp_path, split="all")
+    whole = env.inputs.workload
+    window = window_workload(whole, 7, 5)
+    assert [j.id for j in window.jobs] == [j.id for j in whole.jobs[7:12]]
+    assert window.jobs[0].subtime == 0.0
+    gaps = [b.subtime - a.subtime for a, b in zip(whole.jobs[7:11], whole.jobs[8:12])]
+    assert [b.subtime - a.subtime for a, b in zip(window.jobs, window.jobs[1:])] == gaps
+    assert window.profiles is whole.profiles
+    assert whole.jobs[7].subtime > 0  # the loaded workload is untouched
+
+
+def test_train_split_samples_windows_from_the_train_range(tmp_path) -> None:
+    env = make_env(tmp_path)
+    assert env.split == "train"
+    firsts = []
+    for episode in range(12):
+        _, info = env.reset(seed=5 if episode == 0 else None)
+        first, last = info["window"]
+        assert first >= 0 and last == first + 4 and last < 20
+        assert info["time"] == 0.0  # shifted: the window's first job comes at t = 0
+        firsts.append(first)
+    assert len(set(firsts)) > 3
+    env2 = make_env(tmp_path / "again")
+    assert [env2.reset(seed=5 if i == 0 else None)[1]["window"][0] for i in range(12)] == firsts
+    info, _ = run_episode(env, seed=1)
+    assert info["completed"] + info["rejected"] == 5
+
+
+def test_eval_windows_are_fixed_and_independent_of_history(tmp_path) -> None:
+    env = make_env(tmp_path, split="eval")
+    assert env.nb_eval_windows == 3
+    starts = env.windows.eval_starts
+    assert starts == sorted(starts) and all(20 <= s <= 35 for s in starts)
+    # A fresh environment that first ran many episodes sees the same window 1, bit for bit.
+    fresh_info, fresh_rewards = run_episode(env, options={"window": 1})
+    other = make_env(tmp_path / "other", split="eval")
+    for k in (2, 0, 2, 1, 0):
+        run_episode(other, options={"window": k}, action_seed=k)
+    info, rewards = run_episode(other, options={"window": 1})
+    assert info["window"] == fresh_info["window"] == (starts[1], starts[1] + 4)
+    assert rewards == fresh_rewards
+    # Without a window they come in turn.
+    seen = [env.reset()[1]["window"][0] for _ in range(3)]
+    assert sorted(seen) == starts
+    with pytest.raises(ValueError, match="window 3 does not exist"):
+        env.reset(options={"window": 3})
+    train = make_env(tmp_path / "train")
+    with pytest.raises(ValueError, match="needs split='eval'"):
+        train.reset(options={"window": 0})
+    with pytest.raises(ValueError, match="unknown reset option"):
+        train.reset(options={"windw": 0})
+
+
+def test_all_split_is_the_whole_workload(tmp_path) -> None:
+    env = make_env(tmp_path, split="all")
+    info, _ = run_episode(env, seed=0)
+    assert info["window"] == (0, 39)
+    assert info["completed"] + info["rejected"] == 40

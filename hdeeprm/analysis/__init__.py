@@ -10,6 +10,7 @@
 
 from hdeeprm.analysis.metrics import (
     BOUNDED_SLOWDOWN_TAU,
+    JobFilter,
     JobMetrics,
     RunSummary,
     job_metrics,
@@ -20,6 +21,7 @@ from hdeeprm.analysis.runfolder import JobTable, RunFolder, RunFolderError, read
 
 __all__ = [
     "BOUNDED_SLOWDOWN_TAU",
+    "JobFilter",
     "JobMetrics",
     "JobTable",
     "RunFolder",

@@ -32,16 +32,47 @@ from hdeeprm.errors import HDeepRMError
     show_default=True,
     help="Output: aligned table, or CSV / JSON (one record per run) for scripts.",
 )
+@click.option(
+    "--tau",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Bounded-slowdown threshold in seconds.",
+)
+@click.option(
+    "--skip-first",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Leave the first N jobs (by submission) out of the metrics (warm-up).",
+)
+@click.option(
+    "--exclude-overrun",
+    is_flag=True,
+    help="Leave out jobs that ran longer than they requested (thesis chapter 5's filter; "
+    "reads the run folder's workload.json).",
+)
 @click.option("--size", default="12x6.5", show_default=True, help="Figure size in inches, WxH.")
 @click.option("--dpi", type=click.FloatRange(min=10, max=1200), default=100.0, show_default=True)
-def main(runs: tuple[str, ...], save_path: Path | None, fmt: str, size: str, dpi: float) -> None:
-    """Energy (J, kWh), makespan, slowdown (mean, max), bounded slowdown (10 s threshold),
-    mean turnaround and waiting times of each RUN_DIR written by hdeeprm-launch."""
+def main(
+    runs: tuple[str, ...],
+    save_path: Path | None,
+    fmt: str,
+    tau: float,
+    skip_first: int,
+    exclude_overrun: bool,
+    size: str,
+    dpi: float,
+) -> None:
+    """Energy (J, kWh), makespan, slowdown (mean, max), bounded slowdown (mean = AVEbsld, max;
+    --tau threshold), mean turnaround, mean and max waiting times of each RUN_DIR written by
+    hdeeprm-launch."""
     from hdeeprm.cli.visual import parse_size
 
     figsize = parse_size(size)
     try:
         from hdeeprm.analysis.metrics import (
+            JobFilter,
             format_csv,
             format_json,
             format_table,
@@ -53,7 +84,8 @@ def main(runs: tuple[str, ...], save_path: Path | None, fmt: str, size: str, dpi
             from hdeeprm.analysis.plots import image_format
 
             image_format(save_path)  # a bad suffix fails before any work
-        summaries = summarize_runs(runs)
+        job_filter = JobFilter(tau, skip_first, exclude_overrun)
+        summaries = summarize_runs(runs, job_filter)
         text = {"table": format_table, "csv": format_csv, "json": format_json}[fmt](summaries)
         click.echo(text.rstrip("\n"))
         if save_path is not None:

@@ -11,8 +11,9 @@ It turns simulator messages into state changes and, at decision points, applies 
 * ``RESOURCE_STATE_CHANGED`` needs nothing.
 
 A message is a *decision point* when the queue is not empty and something changed: new jobs,
-freed cores or a requested call. There is no backfilling: the job the policy chooses blocks
-the queue until it fits.
+freed cores or a requested call. Without a ``scheduler`` there is no backfilling: the job the
+policy chooses blocks the queue until it fits; with one (:mod:`hdeeprm.scheduling`), it
+chooses the jobs and the action's core policy places them.
 
 Two ways to drive it:
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,6 +45,22 @@ from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
 
 LOG = logging.getLogger("hdeeprm.decision")
+
+
+class SchedulingStrategy(Protocol):
+    """A queue scheduler the workload manager delegates job selection to (e.g.
+    :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
+    at decision points to start jobs through ``start(record) -> bool``."""
+
+    def reset(self) -> None: ...
+
+    def submitted(self, record: JobRecord, now: float) -> None: ...
+
+    def completed(self, record: JobRecord, now: float) -> None: ...
+
+    def schedule(
+        self, now: float, free: Callable[[], int], start: Callable[[JobRecord], bool]
+    ) -> None: ...
 
 
 class DecidingAgent(Protocol):
@@ -123,6 +140,10 @@ class WorkloadManager:
             else could wake the decision system (no running job, no job left to submit).
         log_detail: log every repeated warning (each over-subscription start and end, each
             rejection) instead of the first one and a summary at the end of the simulation.
+        scheduler: a queue scheduler (backfilling, :mod:`hdeeprm.scheduling`) that chooses
+            which jobs start at a decision point; the action's core policy still places them
+            and its job policy is not used. ``None``: the action's job policy picks jobs until
+            one does not fit (no backfilling).
     """
 
     def __init__(
@@ -135,6 +156,7 @@ class WorkloadManager:
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
         log_detail: bool = False,
+        scheduler: SchedulingStrategy | None = None,
     ) -> None:
         if void_wakeup <= 0:
             raise ValueError("void_wakeup must be positive")
@@ -152,6 +174,7 @@ class WorkloadManager:
             "(%d cores, largest node %.3f MB)",
             detail=log_detail,
         )
+        self.scheduler = scheduler
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -215,6 +238,8 @@ class WorkloadManager:
         self.pool.reset()
         self.resource_manager.reset()
         self.job_scheduler.clear()
+        if self.scheduler is not None:
+            self.scheduler.reset()
         self._reset_counters()
 
     @property
@@ -254,6 +279,7 @@ class WorkloadManager:
             "decisions": self.nb_decisions,
             "actions": dict(zip(self.actions.names, self.action_counts)),
             "over_subscription_episodes": len(self.pool.episodes),
+            **(getattr(self.scheduler, "stats", dict)()),
         }
 
     # --- pickling -----------------------------------------------------------------------
@@ -431,6 +457,8 @@ class WorkloadManager:
                 )
             return
         self.job_scheduler.push(record)
+        if self.scheduler is not None:
+            self.scheduler.submitted(record, self.now)
         self._changed = True
         for listener in self.job_listeners:
             listener.submitted(record)
@@ -443,6 +471,8 @@ class WorkloadManager:
         record.state = FINISHED
         self.nb_completed += 1
         self.pool.release(record.alloc, self.now)
+        if self.scheduler is not None:
+            self.scheduler.completed(record, self.now)
         self._changed = True
         for listener in self.job_listeners:
             listener.completed(record)
@@ -483,6 +513,8 @@ class WorkloadManager:
         started: list[JobRecord] = []
         if chosen.is_void:
             self._void_wakeup(decisions)
+        elif self.scheduler is not None:
+            self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
         else:
             scheduler, allocate = self.job_scheduler, self.resource_manager.allocate
             job_policy, core_policy, now = chosen.job_policy, chosen.core_policy, self.now
@@ -513,6 +545,33 @@ class WorkloadManager:
                 ", ".join(f"{job.id}->{list(job.alloc)}" for job in started) or "none",
             )
         return decisions
+
+    def _delegate(self, core_policy: str, started: list[JobRecord]) -> None:
+        """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
+        scheduler, allocate, pool, now = (
+            self.job_scheduler,
+            self.resource_manager.allocate,
+            self.pool,
+            self.now,
+        )
+
+        def start(job: JobRecord) -> bool:
+            alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
+            if alloc is None:
+                return False
+            scheduler.remove(job)
+            job.state = RUNNING
+            job.alloc = tuple(alloc)
+            job.start = now
+            self.running[job.id] = job
+            started.append(job)
+            return True
+
+        def free() -> int:
+            return pool.free_count
+
+        self.scheduler.schedule(now, free, start)  # type: ignore[union-attr]
+        self.nb_started += len(started)
 
     def _void_wakeup(self, decisions: list[Decision]) -> None:
         """After a void action, make sure some event will come back (else the queue would

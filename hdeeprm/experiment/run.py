@@ -156,12 +156,18 @@ def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> Worklo
     if options.agent.policy_pair is None:
         raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
     agent = ClassicAgent(actions, options.agent.policy_pair)
+    scheduler = None
+    if options.agent.scheduler is not None:
+        from hdeeprm.scheduling import BackfillScheduler
+
+        scheduler = BackfillScheduler(options.agent.scheduler)
     return WorkloadManager(
         inputs.platform,
         actions,
         agent,
         seed=options.seed if seed is None else seed,
         log_detail=options.log_detail,
+        scheduler=scheduler,
     )
 
 

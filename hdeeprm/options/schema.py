@@ -25,6 +25,9 @@ New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` win
 ``eval_jobs`` is optional, ``eval_windows`` defaults to 8 and ``eval_seed`` to 0; the two ranges
 must not overlap; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
 constructor arguments for a user's learning agent).
+In the agent block, ``scheduler`` (a backfilling scheduler for CLASSIC runs: a preset name such as
+``"easy++"`` or
+an object, see :func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``).
 
 Everything is checked before a simulation starts; unknown or misspelt keys are errors, and every
 error names the key (as a JSON path), the bad value and the allowed values. Relative paths are
@@ -45,6 +48,7 @@ from typing import Any
 from hdeeprm._jsonfile import read_json
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
 from hdeeprm.errors import InputError
+from hdeeprm.scheduling.config import SchedulerConfig, parse_scheduler
 from hdeeprm.workload.budget import check_synthetic_size
 
 _VAR = re.compile(r"\$(\{[^}]+\}|[A-Za-z_][A-Za-z0-9_]*)")
@@ -131,6 +135,8 @@ class AgentOptions:
     lr: float = 0.001
     gamma: float = 0.99
     params: dict[str, Any] = field(default_factory=dict)
+    #: A backfilling scheduler for CLASSIC runs (``None``: the pair's job policy, blocking).
+    scheduler: SchedulerConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +264,7 @@ PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
 EPISODES_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "eval_windows", "eval_seed")
 ACTIONS_KEYS = ("selection", "void")
-AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params")
+AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "scheduler")
 SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
 
 
@@ -440,7 +446,13 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
     lr = chk.number(raw.get("lr", 0.001), _join(where, "lr"), low=0.0, low_open=True)
     gamma = chk.number(raw.get("gamma", 0.99), _join(where, "gamma"), low=0.0, high=1.0)
     params = chk.obj(raw.get("params", {}), _join(where, "params"))
-    return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params))
+    scheduler = None
+    if raw.get("scheduler") is not None:
+        swhere = _join(where, "scheduler")
+        if agent_type != "CLASSIC":
+            raise chk.fail(swhere, "a backfilling scheduler is only available to CLASSIC agents")
+        scheduler = parse_scheduler(raw["scheduler"], swhere, chk.path)
+    return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params), scheduler)
 
 
 def options_from_json(

@@ -13,6 +13,9 @@ Every kept job gets its own profile (named after the job) because its fields are
   draw per kept job in window order, rounded to 0.01 GB/s.
 
 ``res`` is the requested processors (field 8), falling back to allocated processors (field 5).
+Each job also carries ``user`` (SWF field 12, omitted when unknown) as an extra *job* field:
+Batsim passes unknown job fields through untouched, and the AVE2 and regression predictors of
+:mod:`hdeeprm.scheduling` need it.
 Jobs that can never run are dropped and counted by reason (:data:`DROP_REASONS`):
 
 * ``unknown_submit_time``: submit time negative (-1): the job cannot be placed in time;
@@ -75,6 +78,7 @@ class UsableJob:
     res: int
     req_time: float
     mem: float  # MB per processor
+    user: int = -1  # SWF field 12; -1 when unknown
 
 
 @dataclass(slots=True)
@@ -215,7 +219,9 @@ def select_jobs(
                 mem = 0.0
                 mem_unknown += 1
             res_fallback += res_from_alloc
-            append(UsableJob(rec.job_number, rec.submit_time, run, res, req, mem))
+            append(
+                UsableJob(rec.job_number, rec.submit_time, run, res, req, mem, int(rec.user_id))
+            )
             if nb_jobs is not None and len(kept) == nb_jobs:
                 summary.stopped_early = True
                 break
@@ -338,7 +344,8 @@ def convert_records(
                 jid, profile_type, cpu=job.run_time * flops_per_second, com=0.0, extra=extra
             )
         profiles[jid] = profile
-        jobs.append(JobSpec(jid, job.submit_time - origin, job.res, jid))
+        job_extra = {"user": job.user} if job.user >= 0 else {}
+        jobs.append(JobSpec(jid, job.submit_time - origin, job.res, jid, extra=job_extra))
     jobs.sort(key=lambda j: j.subtime)
     workload_extra = {
         "description": f"converted by hdeeprm from {os.path.basename(source)}",

@@ -1,0 +1,129 @@
+"""EASY backfilling on whole traces, timed: RICC (447,794 jobs, 8,192 cores) and LCG.
+
+Usage: ``python benchmarks/easy_backfilling.py [TRACE ...] [--scheduler SPEC] [--nb-jobs N]
+[--baseline] [--profile]`` with TRACE among ``ricc``, ``lcg``, ``kth``, ``gaia`` (default
+``ricc lcg``) and SPEC a preset (``easy``, ``easy++``, ...) or a JSON object. Prints conversion,
+simulation (deciding vs engine) and output times, decision points and backfilled jobs;
+``--baseline`` also runs the blocking ``first-high_gflops`` pair on the same workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hdeeprm.agents import ClassicAgent
+from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.platform import load_platform, write_platform_xml
+from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
+from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
+from hdeeprm.workload.convert import convert_swf
+
+REPO = Path(__file__).resolve().parent.parent
+TRACES = Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
+if not TRACES.is_dir():
+    TRACES = Path("/work/shared/traces")
+CASES = {
+    "ricc": ("RICC-2010-2.swf.gz", "ricc.json"),
+    "lcg": ("LCG.swf.gz", "lcg.json"),
+    "kth": ("KTH-SP2-1996-2.1-cln.swf.gz", "kth_sp2.json"),
+    "gaia": ("UniLu-Gaia-2014-1.swf.gz", "gaia.json"),
+}
+
+
+def bench(case: str, spec: object, nb_jobs: int | None, baseline: bool, profile: bool) -> None:
+    trace_name, platform_name = CASES[case]
+    trace = TRACES / trace_name
+    platform_path = REPO / "platform_examples" / platform_name
+    if not trace.is_file() or not platform_path.is_file():
+        print(f"{case}: missing {trace if not trace.is_file() else platform_path}\n")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        t0 = time.perf_counter()
+        platform = load_platform(platform_path)
+        write_platform_xml(platform, out / "platform.xml")
+        sim_platform = load_platform_xml(out / "platform.xml")
+        workload = convert_swf(
+            trace,
+            reference_speed=platform.reference_speed,
+            max_cores=len(platform.cores),
+            seed=1,
+            nb_jobs=nb_jobs,
+        ).workload
+        t1 = time.perf_counter()
+        runs = [("EASY " + json.dumps(spec), spec)] + ([("blocking", None)] if baseline else [])
+        print(
+            f"{case}: {len(workload.jobs):,} jobs, {len(platform.cores):,} cores; "
+            f"conversion {t1 - t0:.2f} s"
+        )
+        for label, sched_spec in runs:
+            actions = ActionSpace()
+            sched = BackfillScheduler(parse_scheduler(sched_spec)) if sched_spec else None
+            manager = WorkloadManager(
+                platform,
+                actions,
+                ClassicAgent(actions, "first-high_gflops"),
+                seed=1,
+                scheduler=sched,
+            )
+            engine = Engine(sim_platform, workload)
+            profiler = cProfile.Profile() if profile else None
+            if profiler:
+                profiler.enable()
+            t2 = time.perf_counter()
+            deciding = run(engine, manager)
+            t3 = time.perf_counter()
+            if profiler:
+                profiler.disable()
+            write_outputs(engine, out)
+            t4 = time.perf_counter()
+            sim = t3 - t2
+            waits = [
+                j.start_time - j.spec.subtime
+                for j in engine.finished_jobs
+                if j.start_time is not None
+            ]
+            print(f"  {label}")
+            print(
+                f"    simulation   {sim:8.2f} s (deciding {deciding:.2f} s, engine "
+                f"{sim - deciding:.2f} s); outputs {t4 - t3:.2f} s"
+            )
+            print(
+                f"    decisions    {manager.nb_decisions:,} ({manager.nb_decisions / sim:,.0f}/s)"
+                f"; jobs/s {len(engine.finished_jobs) / sim:,.0f}"
+            )
+            if sched is not None:
+                print(
+                    f"    backfilled   {sched.nb_backfilled:,}; corrections "
+                    f"{sched.nb_corrections:,}"
+                )
+            print(f"    mean wait    {sum(waits) / max(len(waits), 1):,.0f} s")
+            if profiler:
+                pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="*", default=["ricc", "lcg"], choices=sorted(CASES))
+    parser.add_argument("--scheduler", default="easy", help="preset name or JSON object")
+    parser.add_argument("--nb-jobs", type=int, default=None)
+    parser.add_argument("--baseline", action="store_true")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    spec = json.loads(args.scheduler) if args.scheduler.startswith("{") else args.scheduler
+    for case in args.traces:
+        bench(case, spec, args.nb_jobs, args.baseline, args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Backfilling schedulers and the learned heuristics of the seed PhD thesis (chapters 4-5).
+
+One module per concern: :mod:`.orderings` (queue orderings FCFS ... F4), :mod:`.predictors`
+(run-time predictions), :mod:`.regression` (the online regression and its losses, E-Loss),
+:mod:`.corrections` (what to do when a job outlives its prediction), :mod:`.profile`
+(predicted core availability, reservations), :mod:`.schedulers` (EASY, EASY-SJBF,
+conservative) and :mod:`.config` (the heuristic triple, presets, options parsing).
+"""
+
+from hdeeprm.scheduling.config import (
+    PRESETS,
+    HeuristicTriple,
+    LossSpec,
+    SchedulerConfig,
+    parse_scheduler,
+)
+from hdeeprm.scheduling.orderings import ORDERINGS
+from hdeeprm.scheduling.schedulers import BackfillScheduler
+
+__all__ = [
+    "ORDERINGS",
+    "PRESETS",
+    "BackfillScheduler",
+    "HeuristicTriple",
+    "LossSpec",
+    "SchedulerConfig",
+    "parse_scheduler",
+]

@@ -1,0 +1,133 @@
+"""Queue orderings of the EASY-style schedulers (thesis 5.2.1 and 6.2.1, RLScheduler's F1-F4).
+
+An ordering maps a queued job to a sort key; **the lowest key goes first** and ties go to the
+earlier submission (the submission counter, so orders are deterministic). ``p`` is the job's
+*predicted* run time (equal to the requested time with the ``requested`` predictor, as in
+chapter 5, where ``p~`` is the user estimate), ``q`` its requested cores, ``s`` its submission
+time and ``w = now - s`` its waiting time so far.
+
+=========  ============================================  =======================================
+name       key (lowest first)                            meaning
+=========  ============================================  =======================================
+FCFS       ``s``                                         first come, first served
+LCFS       ``-s``                                        last come, first served
+SPF        ``p``                                         smallest predicted processing time
+LPF        ``-p``                                        longest predicted processing time
+SQF        ``q``                                         smallest resource request
+LQF        ``-q``                                        largest resource request
+LEXP       ``-(w + p) / p``                              largest expansion factor
+SEXP       ``(w + p) / p``                               smallest expansion factor
+LRF        ``-p / q``                                    largest ratio
+SRF        ``p / q``                                     smallest ratio
+LAF        ``-p q``                                      largest area
+SAF        ``p q``                                       smallest area
+WFP3       ``-(w / p)^3 q``                              Tang et al.'s WFP3 (largest score first)
+UNICEP     ``-w / (log2(max(q, 2)) p)``                  Tang et al.'s UNICEP (largest first)
+F1         ``log10(p) q + 870 log10(s)``                 Carastan-Santos & de Camargo's F1
+F2         ``sqrt(p) q + 25600 log10(s)``                F2
+F3         ``p q + 6860000 log10(s)``                    F3
+F4         ``p sqrt(q) + 530000 log10(s)``               F4
+=========  ============================================  =======================================
+
+Guards (documented, since the published formulas divide by or take logs of these): ``p`` is at
+least 1e-9 s in divisions; in F1-F4, ``p`` and ``s`` below 0.1 count as 0.1 (RLScheduler's
+guard, submission times start at 0 after conversion); UNICEP's ``log2(q)`` uses ``max(q, 2)``
+because a one-core job would otherwise divide by zero.
+
+*Static* orderings (all but LEXP, SEXP, WFP3 and UNICEP) never change while a job waits, so the
+schedulers keep them in sorted lists fed at each submission; *dynamic* ones depend on ``now``
+and are re-sorted at each decision point that needs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Protocol
+
+
+class Orderable(Protocol):
+    """What an ordering reads from a queued job."""
+
+    seq: int
+    subtime: float
+    res: int
+    pred: float
+
+
+_EPS = 1e-9
+
+
+def _log10(value: float) -> float:
+    return math.log10(value if value > 0.1 else 0.1)
+
+
+#: Keys that do not depend on time: ``key(job)``.
+STATIC: dict[str, Callable[[Orderable], float]] = {
+    "FCFS": lambda j: j.subtime,
+    "LCFS": lambda j: -j.subtime,
+    "SPF": lambda j: j.pred,
+    "LPF": lambda j: -j.pred,
+    "SQF": lambda j: j.res,
+    "LQF": lambda j: -j.res,
+    "LRF": lambda j: -j.pred / j.res,
+    "SRF": lambda j: j.pred / j.res,
+    "LAF": lambda j: -j.pred * j.res,
+    "SAF": lambda j: j.pred * j.res,
+    "F1": lambda j: _log10(j.pred) * j.res + 870.0 * _log10(j.subtime),
+    "F2": lambda j: math.sqrt(max(j.pred, 0.1)) * j.res + 25600.0 * _log10(j.subtime),
+    "F3": lambda j: max(j.pred, 0.1) * j.res + 6860000.0 * _log10(j.subtime),
+    "F4": lambda j: max(j.pred, 0.1) * math.sqrt(j.res) + 530000.0 * _log10(j.subtime),
+}
+
+
+def _expansion(j: Orderable, now: float) -> float:
+    p = max(j.pred, _EPS)
+    return (now - j.subtime + p) / p
+
+
+#: Keys that depend on the decision time: ``key(job, now)``.
+DYNAMIC: dict[str, Callable[[Orderable, float], float]] = {
+    "LEXP": lambda j, now: -_expansion(j, now),
+    "SEXP": _expansion,
+    "WFP3": lambda j, now: -(((now - j.subtime) / max(j.pred, _EPS)) ** 3) * j.res,
+    "UNICEP": lambda j, now: -(now - j.subtime) / (math.log2(max(j.res, 2)) * max(j.pred, _EPS)),
+}
+
+#: Every ordering name, in the thesis's order then the literature's additions.
+ORDERINGS: tuple[str, ...] = (
+    "FCFS",
+    "LCFS",
+    "SPF",
+    "LPF",
+    "SQF",
+    "LQF",
+    "LEXP",
+    "SEXP",
+    "LRF",
+    "SRF",
+    "LAF",
+    "SAF",
+    "WFP3",
+    "UNICEP",
+    "F1",
+    "F2",
+    "F3",
+    "F4",
+)
+
+
+def is_dynamic(name: str) -> bool:
+    """Whether the ordering's key changes with time (needs a re-sort per decision)."""
+    return name in DYNAMIC
+
+
+def sort_key(name: str, now: float) -> Callable[[Orderable], tuple[float, int]]:
+    """A ``sorted`` key for ordering ``name`` at time ``now`` (ties by submission order)."""
+    if name in STATIC:
+        key = STATIC[name]
+        return lambda j: (key(j), j.seq)
+    if name in DYNAMIC:
+        dyn = DYNAMIC[name]
+        return lambda j: (dyn(j, now), j.seq)
+    raise ValueError(f"unknown ordering {name!r}; expected one of {', '.join(ORDERINGS)}")

@@ -1,0 +1,340 @@
+"""Backfilling schedulers: EASY, EASY-SJBF and conservative backfilling (thesis 4.3, 5.2, 6.2).
+
+The workload manager delegates "which queued jobs start now?" to a :class:`BackfillScheduler`
+(see :class:`hdeeprm.decision.WorkloadManager`'s ``scheduler`` argument): it reports every
+submission and completion, and at each decision point calls :meth:`BackfillScheduler.schedule`
+with two callables, ``free()`` (free cores now) and ``start(record)`` (ask the resource manager
+to place the job with the run's core policy; ``False`` if it cannot be placed now).
+
+EASY(P_R, P_B, theta) at a decision point (thesis Algorithms 1 and 2):
+
+1. correct the running jobs that outlived their prediction (:mod:`.corrections`);
+2. walk the primary queue in ``P_R`` order, jobs that waited more than ``theta`` first in FCFS
+   order; start each job that fits, until one does not: it is the *head*;
+3. reserve the head at the earliest predicted time enough cores are free (the *shadow time*),
+   counting the cores spare then (the *extra* cores);
+4. walk the backfilling queue in ``P_B`` order and start every job that fits now and either
+   is predicted to end by the shadow time or uses only extra cores (which it then consumes).
+
+EASY-SJBF is EASY with ``P_B = SPF`` (Tsafrir et al.). Conservative backfilling books every
+queued job, in primary order, at the earliest time its cores are predicted free for its whole
+predicted run without moving an earlier booking, and starts the jobs booked now. Bookings are
+recomputed at each decision point, so they move earlier when a job ends before its prediction
+and later when a prediction is corrected.
+
+Costs per decision point: EASY walks the primary queue up to the head, the running jobs by
+predicted end only until the head's cores are counted, and the backfilling queue until no core
+is free; static orderings are kept sorted as jobs arrive (never re-sorted), dynamic ones
+(LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point. Conservative backfilling costs
+O(queue x profile steps) per decision point, as it inherently must.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from hdeeprm.scheduling.config import SchedulerConfig
+from hdeeprm.scheduling.corrections import correct
+from hdeeprm.scheduling.orderings import STATIC, sort_key
+from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
+from hdeeprm.scheduling.profile import RunningEnds, StepProfile
+
+LOG = logging.getLogger("hdeeprm.scheduling")
+
+
+class SchedJob:
+    """The scheduler's view of one job (queued or running)."""
+
+    __slots__ = (
+        "record",
+        "seq",
+        "subtime",
+        "res",
+        "req",
+        "user",
+        "actual",
+        "pred",
+        "start",
+        "run_pred",
+        "corrections",
+    )
+
+    def __init__(self, record: Any, req: float, user: int | None, actual: float) -> None:
+        self.record = record
+        self.seq: int = record.seq
+        self.subtime: float = record.subtime
+        self.res: int = record.res
+        self.req = req
+        self.user = user
+        self.actual = actual
+        #: Predicted run time at submission (what orderings read).
+        self.pred = req
+        self.start = math.nan
+        #: Current predicted run time from the start (grows with corrections).
+        self.run_pred = req
+        self.corrections = 0
+
+    @property
+    def predicted_end(self) -> float:
+        return self.start + self.run_pred
+
+
+def job_facts(record: Any) -> tuple[int | None, float]:
+    """User id and real run time at the reference speed of an engine job, from its workload
+    entry (job field ``user``, else profile field ``user``; ``delay``, or ``cpu`` flops /
+    (``req_ops`` / ``req_time``)). Unknown values are ``None`` / NaN."""
+    job = record.job
+    spec = getattr(job, "spec", job)
+    profile = getattr(job, "profile", None)
+    if isinstance(profile, str) or profile is None:
+        profile = getattr(spec, "profile", None)
+    pextra = getattr(profile, "extra", None) or {}
+    jextra = getattr(spec, "extra", None) or {}
+    user = jextra.get("user", pextra.get("user"))
+    user = int(user) if isinstance(user, (int, float)) and not isinstance(user, bool) else None
+    actual = math.nan
+    ptype = getattr(profile, "type", None)
+    if ptype == "delay" and profile.delay is not None:
+        actual = float(profile.delay)
+    elif profile is not None and getattr(profile, "cpu", None) is not None:
+        req_ops, req_time = pextra.get("req_ops"), pextra.get("req_time")
+        if req_ops and req_time:
+            cpu = float(profile.cpu)
+            if ptype == "parallel_homogeneous_total":
+                cpu /= max(record.res, 1)
+            actual = cpu * float(req_time) / float(req_ops)
+    return user, actual
+
+
+def make_predictor(config: SchedulerConfig) -> Predictor:
+    """The predictor the configuration names."""
+    name = config.triple.predictor
+    if name == "requested":
+        return RequestedTime()
+    if name == "clairvoyant":
+        return Clairvoyant()
+    if name == "ave2":
+        return Ave2()
+    if name == "regression":
+        from hdeeprm.scheduling.regression import OnlineRegression
+
+        return OnlineRegression(config.triple.loss)
+    raise ValueError(f"unknown predictor {name!r}")
+
+
+class BackfillScheduler:
+    """EASY / EASY-SJBF / conservative backfilling over the workload manager's queue.
+
+    Args:
+        config: the heuristic triple, orderings and threshold.
+        predictor: overrides the one ``config`` names (for tests and agents).
+    """
+
+    def __init__(self, config: SchedulerConfig, predictor: Predictor | None = None) -> None:
+        self.config = config
+        self._predictor_given = predictor is not None
+        self.predictor = predictor if predictor is not None else make_predictor(config)
+        self.variant = config.triple.variant
+        self.primary = config.primary
+        self.backfill = config.backfill
+        self.theta = config.theta
+        self.correction = config.triple.correction
+        #: Queued jobs in submission (= FCFS) order.
+        self.queue: dict[int, SchedJob] = {}
+        #: Running jobs by submission number.
+        self.running: dict[int, SchedJob] = {}
+        self.ends = RunningEnds()
+        #: Sorted ``(key, seq)`` lists of the static orderings in use (FCFS is ``queue``).
+        self._sorted: dict[str, list[tuple[float, int]]] = {}
+        for name in {self.primary, self.backfill}:
+            if name in STATIC and name != "FCFS":
+                self._sorted[name] = []
+        self._warned_actual = False
+        #: Jobs started by backfilling (not at the head of the primary queue).
+        self.nb_backfilled = 0
+        #: Corrections applied to running jobs.
+        self.nb_corrections = 0
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def reset(self) -> None:
+        """Empty queue, nothing running, a fresh predictor (unless one was given)."""
+        self.queue.clear()
+        self.running.clear()
+        self.ends.clear()
+        for lst in self._sorted.values():
+            lst.clear()
+        if not self._predictor_given:
+            self.predictor = make_predictor(self.config)
+        self.nb_backfilled = 0
+        self.nb_corrections = 0
+
+    def submitted(self, record: Any, now: float) -> None:
+        """A job entered the queue."""
+        user, actual = job_facts(record)
+        if math.isnan(actual) and self.config.triple.predictor == "clairvoyant":
+            if not self._warned_actual:
+                LOG.warning(
+                    "clairvoyant predictor: job %s has no readable run time; "
+                    "using its requested time",
+                    record.id,
+                )
+                self._warned_actual = True
+            actual = record.req_time
+        job = SchedJob(record, record.req_time, user, actual)
+        job.pred = self.predictor.predict(job, now)
+        job.run_pred = job.pred
+        self.queue[job.seq] = job
+        for name, lst in self._sorted.items():
+            insort(lst, (STATIC[name](job), job.seq))
+
+    def completed(self, record: Any, now: float) -> None:
+        """A running job ended (its cores are already free)."""
+        job = self.running.pop(record.seq, None)
+        if job is None:
+            return
+        self.ends.remove(job.seq, job.predicted_end)
+        self.predictor.observe(job, now - job.start, now)
+
+    # --- queue orders -------------------------------------------------------------------
+    def _order(self, name: str, now: float, done: set[int]) -> Iterator[SchedJob]:
+        """Queued jobs (not in ``done``) in ordering ``name``."""
+        queue = self.queue
+        # The queue and the sorted lists are not modified during a pass (started jobs are
+        # forgotten at its end), so they are iterated in place, without copies.
+        if name == "FCFS":
+            for job in queue.values():
+                if job.seq not in done:
+                    yield job
+        elif name in self._sorted:
+            for _, seq in self._sorted[name]:
+                if seq not in done:
+                    yield queue[seq]
+        else:
+            for job in sorted(queue.values(), key=sort_key(name, now)):
+                if job.seq not in done:
+                    yield job
+
+    def _primary_order(self, now: float, done: set[int]) -> Iterator[SchedJob]:
+        theta = self.theta
+        if theta is None:
+            yield from self._order(self.primary, now, done)
+            return
+        cutoff = now - theta
+        urgent: set[int] = set()
+        for job in self.queue.values():  # FCFS order: the overdue jobs are a prefix
+            if job.subtime >= cutoff:
+                break
+            if job.seq not in done:
+                urgent.add(job.seq)
+                yield job
+        for job in self._order(self.primary, now, done):
+            if job.seq not in urgent:
+                yield job
+
+    # --- decisions ----------------------------------------------------------------------
+    def _correct(self, now: float) -> None:
+        ends, name = self.ends, self.correction
+        for seq in ends.expired(now):
+            job = self.running[seq]
+            pred = job.run_pred
+            while job.start + pred <= now and pred < job.req:
+                pred = correct(name, pred, job.corrections, job.req)
+                job.corrections += 1
+                self.nb_corrections += 1
+            job.run_pred = pred
+            if job.start + pred <= now:
+                ends.mark_overdue(seq)  # at the requested time: may end at any instant
+            else:
+                ends.add(seq, job.start + pred, job.res)
+
+    def _launch(
+        self, job: SchedJob, now: float, start: Callable[[Any], bool], done: set[int]
+    ) -> bool:
+        if not start(job.record):
+            return False
+        done.add(job.seq)
+        job.start = now
+        self.running[job.seq] = job
+        self.predictor.started(job, now)
+        self.ends.add(job.seq, now + job.run_pred, job.res)
+        return True
+
+    def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
+        """Start the jobs the variant chooses at ``now`` (via ``start``)."""
+        if not self.queue:
+            return
+        self._correct(now)
+        done: set[int] = set()
+        try:
+            if self.variant == "conservative":
+                self._conservative(now, free, start, done)
+            else:
+                self._easy(now, free, start, done)
+        finally:
+            self._forget(done)
+
+    def _forget(self, done: set[int]) -> None:
+        queue = self.queue
+        for seq in done:
+            job = queue.pop(seq)
+            for name, lst in self._sorted.items():
+                i = bisect_left(lst, (STATIC[name](job), seq))
+                del lst[i]
+
+    def _easy(
+        self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
+    ) -> None:
+        head = None
+        for job in self._primary_order(now, done):
+            if job.res <= free() and self._launch(job, now, start, done):
+                continue
+            head = job
+            break
+        if head is None:
+            return
+        shadow, extra = self.ends.shadow(head.res, free(), now)
+        done.add(head.seq)  # not a backfilling candidate
+        try:
+            for job in self._order(self.backfill, now, done):
+                avail = free()
+                if not avail:
+                    break
+                if job.res > avail:
+                    continue
+                ends_in_time = now + job.run_pred <= shadow
+                if not ends_in_time and job.res > extra:
+                    continue
+                if self._launch(job, now, start, done):
+                    self.nb_backfilled += 1
+                    if not ends_in_time:
+                        extra -= job.res
+        finally:
+            done.discard(head.seq)
+
+    def _conservative(
+        self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
+    ) -> None:
+        profile = StepProfile(now, free(), self.ends)
+        first = True
+        for job in list(self._primary_order(now, done)):
+            at = profile.earliest(job.res, job.run_pred)
+            if at <= now and job.res <= free() and self._launch(job, now, start, done):
+                if not first:
+                    self.nb_backfilled += 1
+            else:
+                first = False
+                if math.isinf(at):
+                    continue
+            profile.reserve(at, job.run_pred, job.res)
+
+    # --- views --------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        return {
+            "scheduler": self.config.name,
+            "backfilled": self.nb_backfilled,
+            "corrections": self.nb_corrections,
+        }

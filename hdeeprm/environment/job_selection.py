@@ -12,7 +12,9 @@ The chosen job is placed at once by a fixed core policy of the resource manager
   visible jobs that do not fit now (:meth:`~hdeeprm.decision.WorkloadManager.fits_now`). Do
   nothing is masked only when it could never end (no running job and no job left to submit).
   A state where nothing but do nothing is valid is never shown: the environment runs the
-  simulation on by itself until a visible job fits.
+  simulation on by itself until a visible job fits. A masked action is not an error (agents
+  without masks, ``check_env``): it plays do nothing, or the first valid slot when do nothing
+  is masked, and is counted in ``info["invalid_actions"]``.
 * **Backfilling** (``backfill=True``): every visible job can be picked. A job that fits starts
   now; one that does not is *reserved* (EASY: at the earliest time enough cores are predicted
   free by the running jobs' requested times, :meth:`hdeeprm.scheduling.profile.RunningEnds.
@@ -165,6 +167,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._visible: list[JobRecord] = []
         self._fits = np.zeros(queue_slots, dtype=bool)
         self._started: list[JobRecord] = []
+        #: Masked actions received this episode (each played as described in :meth:`step`).
+        self.invalid_actions = 0
 
     # --- shared machinery: the parent's reset builds the observer through this ------------
     def _make_observer(self, manager: Any) -> Any:
@@ -189,6 +193,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Start an episode (see the parent's ``reset``) and run to the first real choice."""
         self._started = []
         self._visible = []
+        self.invalid_actions = 0
         super().reset(seed=seed, options=options)
         self._settle()
         return self._obs.copy(), self.info()
@@ -206,8 +211,12 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         action = int(action)
         if not 0 <= action < self._nb_actions:
             raise SimulationError(f"action {action} is outside 0..{self._nb_actions - 1}")
-        if not self.action_masks()[action]:
-            raise SimulationError(f"action {action} is masked now (see info['action_mask'])")
+        mask = self.action_masks()
+        if not mask[action]:
+            # A masked choice (an agent that ignores masks): do nothing, or, when that is
+            # masked too, the first valid slot; counted in info["invalid_actions"].
+            self.invalid_actions += 1
+            action = self.do_nothing if mask[self.do_nothing] else int(np.flatnonzero(mask)[0])
         meter = self._meter
         assert meter is not None
         meter.start()
@@ -295,6 +304,12 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def visible_jobs(self) -> list[JobRecord]:
         """The jobs in the slots now (slot ``i`` is ``visible_jobs[i]``)."""
         return list(self._visible)
+
+    def info(self) -> dict[str, Any]:
+        """The parent's counters, plus the masked actions received this episode."""
+        info = super().info()
+        info["invalid_actions"] = getattr(self, "invalid_actions", 0)
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and

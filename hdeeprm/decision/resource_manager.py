@@ -16,11 +16,25 @@ takes the lowest free core of the best processor; the second component is the ti
 * ``high_mem``: ``-free memory of the node`` (MB);
 * ``high_mem_bw``: ``-(bandwidth - demand)`` of the processor (GB/s, may go negative).
 
-Each policy keeps a heap of processors with version-stamped entries: when a processor's state
-changes, the pool marks it dirty in every heap (and, for ``high_mem``, every processor of a node
-whose free memory changed); before the next pick the heap pushes one fresh entry per dirty
-processor, bumping its version, and discards stale entries as they surface. A pick costs
-O(changed processors x log P), never a scan of the platform.
+Once an attempt for a task size has failed, :class:`~hdeeprm.decision.fit.FitIndex` watches that
+size (free cores and free memory per node, kept incrementally) and says exactly whether a job of
+that size can be placed before any core is picked: a job blocked on memory while cores are free
+is attempted again only once it fits, not at every decision point. ``random`` is the exception:
+its attempts consume seeded draws, so it still attempts, to keep its runs reproducible as they
+were.
+
+Static keys (``high_gflops``, ``low_power``) rank the processors once; a max tree over that
+ranking, holding each processor's node free memory (``-inf`` when the processor is full), finds
+the best processor whose node has the task's memory in O(log P). Since core ids are assigned
+processor by processor, "lowest free core id" orders tied processors as their first core id
+does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
+entries: when a processor's state changes, the pool marks it dirty in every heap (and, for
+``high_mem``, every processor of a node whose free memory changed); before the next pick the
+heap pushes one fresh entry per dirty processor, bumping its version, and discards stale entries
+as they surface. For ``high_mem`` the best processor has the most memory, so it is eligible
+whenever the job fits; ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked
+but whose node lacks the memory (only on attempts that succeed). A pick costs O(changed
+processors x log P), never a scan of the platform.
 """
 
 from __future__ import annotations
@@ -31,7 +45,9 @@ from collections.abc import Callable
 import numpy as np
 
 from hdeeprm.decision._random import UniformStream
+from hdeeprm.decision._segment import NEG_INF, MaxTree
 from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.fit import FitIndex
 from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (primary key, lowest free core id, entry version, processor id).
@@ -110,6 +126,77 @@ class _ProcessorHeap:
         return found
 
 
+class _RankedTree:
+    """Processors in a static order; the best one whose node has the memory, in O(log P)."""
+
+    __slots__ = ("pool", "order", "rank", "dirty", "tree")
+
+    def __init__(self, pool: CorePool, key: list[float]) -> None:
+        self.pool = pool
+        cores = pool.proc_cores
+        self.order = sorted(
+            (p for p in range(len(cores)) if cores[p]), key=lambda p: (key[p], cores[p][0])
+        )
+        self.rank = [-1] * len(cores)
+        for r, p in enumerate(self.order):
+            self.rank[p] = r
+        self.dirty: set[int] = set()
+        pool.free_listeners.append(self.dirty)
+        pool.node_listeners.append(self.dirty)
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        free, node_free_mem, proc_node = (
+            self.pool.proc_free,
+            self.pool.node_free_mem,
+            self.pool.proc_node,
+        )
+        self.tree = MaxTree(
+            [node_free_mem[proc_node[p]] if free[p] else NEG_INF for p in self.order]
+        )
+        self.dirty.clear()
+
+    def pick(self, mem: float) -> int | None:
+        """Lowest free core of the best processor whose node has ``mem`` MB free."""
+        proc, _ = self.pick_run(mem, 1)
+        return None if proc is None else self.pool.proc_free[proc][0]
+
+    def pick_run(self, mem: float, limit: int) -> tuple[int | None, int]:
+        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
+        ``limit``) one-at-a-time picks it would win in a row.
+
+        Taking a core from the best processor changes nothing about the processors ranked
+        before it (still full, or on a node still short of memory) and not its rank, so it stays
+        the best while it has a free core and its node the memory: its run is the number of
+        tasks the node's free memory admits (the pick loop's test, replayed in the same float
+        order as :meth:`CorePool.take`), capped by its free cores and ``limit``.
+        """
+        pool, tree = self.pool, self.tree
+        free = pool.proc_free
+        dirty = self.dirty
+        if dirty:
+            node_free_mem, proc_node, rank = pool.node_free_mem, pool.proc_node, self.rank
+            for p in dirty:
+                r = rank[p]
+                if r >= 0:
+                    tree.set(r, node_free_mem[proc_node[p]] if free[p] else NEG_INF)
+            dirty.clear()
+        need = mem - MEM_TOL
+        r = tree.leftmost_at_least(need)
+        if r is None:
+            return None, 0
+        proc = self.order[r]
+        count = min(limit, len(free[proc]))
+        if mem > 0.0 and count > 1:
+            left = pool.node_free_mem[pool.proc_node[proc]] - mem
+            run = 1
+            while run < count and left >= need:
+                left -= mem
+                run += 1
+            count = run
+        return proc, count
+
+
 class ResourceManager:
     """Places jobs on cores of a :class:`CorePool` by core policy.
 
@@ -122,7 +209,11 @@ class ResourceManager:
         self.pool = pool
         self.rng = rng
         self._uniform = UniformStream(rng)
-        self._heaps: dict[str, _ProcessorHeap] = {}
+        self._heaps: dict[str, _ProcessorHeap | _RankedTree] = {}
+        self.fit = FitIndex(pool)
+        #: Allocations that started picking cores, and those refused by the fit index alone.
+        self.nb_attempts = 0
+        self.nb_refused = 0
         # Static keys: one value per processor, computed once.
         self._neg_gflops = [
             -pool.core_peak[cores[0]] if cores else 0.0 for cores in pool.proc_cores
@@ -135,9 +226,12 @@ class ResourceManager:
         self._uniform = UniformStream(rng)
 
     def reset(self) -> None:
-        """Rebuild the ordered structures (after the pool was reset)."""
+        """Rebuild the ordered structures (after the pool was reset); zero the counters."""
         for heap in self._heaps.values():
             heap.rebuild()
+        self.fit.rebuild()
+        self.nb_attempts = 0
+        self.nb_refused = 0
 
     def _primary(self, policy: str) -> Callable[[int], float]:
         pool = self.pool
@@ -153,13 +247,25 @@ class ResourceManager:
             return lambda p: pool.proc_demand[p] - pool.proc_mem_bw[p]
         raise ValueError(f"unknown core policy {policy!r}; expected one of {CORE_POLICIES}")
 
-    def _heap(self, policy: str) -> _ProcessorHeap:
+    def _heap(self, policy: str) -> _ProcessorHeap | _RankedTree:
         heap = self._heaps.get(policy)
         if heap is None:  # built on first use, then kept current
-            heap = self._heaps[policy] = _ProcessorHeap(
-                self.pool, self._primary(policy), node_keyed=policy == "high_mem"
-            )
+            if policy == "high_gflops":
+                heap = _RankedTree(self.pool, self._neg_gflops)
+            elif policy == "low_power":
+                heap = _RankedTree(self.pool, self._power)
+            else:
+                heap = _ProcessorHeap(
+                    self.pool, self._primary(policy), node_keyed=policy == "high_mem"
+                )
+            self._heaps[policy] = heap
         return heap
+
+    def can_fit(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each can be placed now, by any core policy, without
+        touching a core: exact for a task size an attempt failed with before (cores and memory
+        per node), otherwise only the free core count is checked."""
+        return self.fit.fits(res, mem)
 
     def pick(self, policy: str, mem: float) -> int | None:
         """The core ``policy`` chooses now for one task needing ``mem`` MB, or ``None``."""
@@ -223,16 +329,36 @@ class ResourceManager:
         pool = self.pool
         if res > pool.free_count:
             return None
-        pick = self._pick_random if policy == "random" else self._heap(policy).pick
-        taken: list[int] = []
-        for _ in range(res):
-            core = pick(mem)
-            if core is None:
-                for c in taken:
-                    pool.give(c)
-                pool.settle(taken, now)
+        ranked: _RankedTree | None = None
+        if policy == "random":  # its attempts consume seeded draws: always attempted
+            pick = self._pick_random
+        else:
+            if not self.fit.fits(res, mem):
+                self.nb_refused += 1
                 return None
-            pool.take(core, job_id, mem, mem_bw)
-            taken.append(core)
+            structure = self._heap(policy)
+            pick = structure.pick
+            if isinstance(structure, _RankedTree):
+                ranked = structure
+        self.nb_attempts += 1
+        taken: list[int] = []
+        if ranked is not None:  # static key: whole runs of picks per processor
+            while len(taken) < res:
+                proc, count = ranked.pick_run(mem, res - len(taken))
+                if proc is None:
+                    break
+                taken.extend(pool.take_run(proc, count, job_id, mem, mem_bw))
+        else:
+            for _ in range(res):
+                core = pick(mem)
+                if core is None:
+                    break
+                pool.take(core, job_id, mem, mem_bw)
+                taken.append(core)
+        if len(taken) < res:  # roll back the cores taken
+            pool.release(taken, now)
+            if policy != "random":
+                self.fit.watch(mem)  # from now on, attempted only when it fits
+            return None
         pool.settle(taken, now)
         return taken

@@ -87,6 +87,8 @@ class CorePool:
             [c for p in n.processors for c in self.proc_cores[p.id]] for n in nodes
         ]
         self.node_capacity: list[float] = [n.memory_mb for n in nodes]
+        #: Demand above which a processor is over-subscribed (capacity + relative tolerance).
+        self._bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
         self._peak_arr = np.asarray(self.core_peak, dtype=float)
         self._power_arr = np.asarray(self.core_power, dtype=float)
         #: Sets that receive the id of every processor whose own state changed (free cores,
@@ -95,6 +97,12 @@ class CorePool:
         #: Sets that also receive every processor of a node whose free memory changed (only
         #: orderings keyed by node memory need this).
         self.node_listeners: list[set[int]] = []
+        #: Sets that receive the id of every processor whose free cores changed (not its
+        #: demand: orderings that only care whether a processor has a free core).
+        self.free_listeners: list[set[int]] = []
+        #: Sets that receive the id of every node whose free cores or free memory changed
+        #: (the fit index's aggregates).
+        self.node_change_listeners: list[set[int]] = []
         self.reset()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -124,8 +132,10 @@ class CorePool:
         self._changed: set[int] = set()
         self.over_starts.reset()
         self.over_ends.reset()
-        for listener in self.listeners + self.node_listeners:
+        for listener in self.listeners + self.node_listeners + self.free_listeners:
             listener.update(range(len(self.proc_cores)))
+        for listener in self.node_change_listeners:
+            listener.update(range(len(self.node_capacity)))
 
     # --- derived per-core figures -----------------------------------------------------
     @property
@@ -181,9 +191,51 @@ class CorePool:
         self.free_count -= 1
         for listener in self.listeners:
             listener.add(proc)
+        for listener in self.free_listeners:
+            listener.add(proc)
+        for listener in self.node_change_listeners:
+            listener.add(node)
         if mem:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
+
+    def take_run(self, proc: int, count: int, job_id: str, mem: float, mem_bw: float) -> list[int]:
+        """Give the ``count`` lowest free cores of ``proc`` to tasks of ``job_id``, in ascending
+        order: the same state as ``count`` calls of :meth:`take` (floats summed in the same
+        order), with one notification per listener instead of one per core."""
+        free = self.proc_free[proc]
+        cores = free[:count]
+        del free[:count]
+        node = self.proc_node[proc]
+        free_cores, free_index = self.free_cores, self.free_index
+        core_job, core_mem, core_bw = self.core_job, self.core_mem, self.core_bw
+        demand, free_mem = self.proc_demand[proc], self.node_free_mem[node]
+        for core in cores:
+            index, last = free_index[core], free_cores.pop()
+            if last != core:
+                free_cores[index] = last
+                free_index[last] = index
+            free_index[core] = -1
+            core_job[core] = job_id
+            core_mem[core] = mem
+            core_bw[core] = mem_bw
+            demand += mem_bw
+            free_mem -= mem
+        self.proc_demand[proc] = demand
+        self.node_free_mem[node] = free_mem
+        self.proc_busy[proc] += count
+        self.node_busy[node] += count
+        self.free_count -= count
+        for listener in self.listeners:
+            listener.add(proc)
+        for listener in self.free_listeners:
+            listener.add(proc)
+        for listener in self.node_change_listeners:
+            listener.add(node)
+        if mem:
+            for listener in self.node_listeners:
+                listener.update(self.node_procs[node])
+        return cores
 
     def give(self, core: int) -> None:
         """Free ``core`` (capacities only; see :meth:`settle`)."""
@@ -197,8 +249,9 @@ class CorePool:
         self.proc_demand[proc] -= self.core_bw[core]
         mem = self.core_mem[core]
         self.node_busy[node] -= 1
+        before = self.node_free_mem[node]
         if self.node_busy[node]:
-            self.node_free_mem[node] += mem
+            self.node_free_mem[node] = before + mem
         else:  # idle node: exact capacity, whatever rounding the sums left
             self.node_free_mem[node] = self.node_capacity[node]
         self.core_mem[core] = 0.0
@@ -206,7 +259,11 @@ class CorePool:
         self.free_count += 1
         for listener in self.listeners:
             listener.add(proc)
-        if mem:
+        for listener in self.free_listeners:
+            listener.add(proc)
+        for listener in self.node_change_listeners:
+            listener.add(node)
+        if mem or self.node_free_mem[node] != before:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
 
@@ -216,31 +273,33 @@ class CorePool:
         Demands are summed again from the per-core values in core order, so rounding never
         accumulates over a long simulation.
         """
-        procs = sorted({self.core_proc[c] for c in cores})
+        core_proc = self.core_proc
+        procs = sorted({core_proc[c] for c in cores})
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
         for listener in self.listeners:
             listener.update(procs)
         for proc in procs:
             demand = 0.0
             busy = 0
-            members = self.proc_cores[proc]
+            members = proc_cores[proc]
             for c in members:
                 if core_job[c] is not None:
                     busy += 1
                     demand += core_bw[c]
-            self.proc_demand[proc] = demand
-            self.proc_busy[proc] = busy
-            capacity = self.proc_mem_bw[proc]
-            over = demand > capacity + BW_REL_TOL * max(capacity, 1.0)
+            proc_demand[proc] = demand
+            proc_busy[proc] = busy
+            over = demand > bw_limit[proc]
             running = P1 if over else P0
             idle = P2 if busy else P3
             for c in members:
-                new = running if core_job[c] is not None else idle
+                new = idle if core_job[c] is None else running
                 if new != pstate[c]:
                     pstate[c] = new
                     changed.add(c)
-            if over != self._over[proc]:
-                self._over[proc] = over
+            if over != over_now[proc]:
+                over_now[proc] = over
                 self._episode(proc, over, now)
 
     def _episode(self, proc: int, started: bool, now: float) -> None:
@@ -266,8 +325,56 @@ class CorePool:
     def release(self, cores: Iterable[int], now: float) -> None:
         """Free the cores of a finished job and update P-states around them."""
         cores = list(cores)
+        # give() per core, inlined: same float sums in the same order, but each listener hears
+        # of a processor or node once.
+        core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
+        free_cores, free_index, core_job = self.free_cores, self.free_index, self.core_job
+        core_mem, core_bw, proc_demand = self.core_mem, self.core_bw, self.proc_demand
+        proc_busy = self.proc_busy
+        node_busy, node_free_mem, node_capacity = (
+            self.node_busy,
+            self.node_free_mem,
+            self.node_capacity,
+        )
+        procs: set[int] = set()
+        nodes: set[int] = set()
+        mem_nodes: set[int] = set()
+        last_proc = -1
+        node = -1
         for core in cores:
-            self.give(core)
+            proc = core_proc[core]
+            if proc != last_proc:  # a job's cores come in runs per processor
+                last_proc = proc
+                node = proc_node[proc]
+                procs.add(proc)
+                nodes.add(node)
+            insort(proc_free[proc], core)
+            free_index[core] = len(free_cores)
+            free_cores.append(core)
+            core_job[core] = None
+            proc_busy[proc] -= 1
+            proc_demand[proc] -= core_bw[core]
+            mem = core_mem[core]
+            node_busy[node] -= 1
+            before = node_free_mem[node]
+            if node_busy[node]:
+                node_free_mem[node] = before + mem
+            else:  # idle node: exact capacity, whatever rounding the sums left
+                node_free_mem[node] = node_capacity[node]
+            core_mem[core] = 0.0
+            core_bw[core] = 0.0
+            if mem or node_free_mem[node] != before:
+                mem_nodes.add(node)
+        self.free_count += len(cores)
+        for listener in self.free_listeners:  # self.listeners hear of them in settle()
+            listener.update(procs)
+        for listener in self.node_change_listeners:
+            listener.update(nodes)
+        if mem_nodes:
+            node_procs = self.node_procs
+            for listener in self.node_listeners:
+                for node in mem_nodes:
+                    listener.update(node_procs[node])
         self.settle(cores, now)
 
     def drain(self) -> list[SetResourceState]:

@@ -46,15 +46,15 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         inputs: already prepared inputs (then ``options``' files are not touched again).
         trace: record the Batsim time series so :meth:`write_outputs` can write them (slower;
             can also be switched per episode with ``reset(options={"trace": True})``).
-        log_level: level of the ``hdeeprm`` logger (default: the options' ``log_level``).
-            The environment installs no handler: records go wherever the application's
-            logging sends them (nowhere by default); repeated warnings are aggregated unless
-            the options set ``log_detail``.
         split: which jobs episodes run on: ``"train"`` (a window sampled per episode from
             ``episodes.train_jobs``; the default when the options have an ``episodes`` block),
             ``"eval"`` (the fixed windows of ``episodes.eval_jobs``; ``reset(options={"window":
             k})`` picks one, else they come in turn) or ``"all"`` (the whole workload; the
             default without ``episodes``). See :mod:`hdeeprm.environment.episodes`.
+        log_level: level of the ``hdeeprm`` logger (default: the options' ``log_level``).
+            The environment installs no handler: records go wherever the application's
+            logging sends them (nowhere by default); repeated warnings are aggregated unless
+            the options set ``log_detail``.
 
     Spaces: ``Discrete(len(actions))`` and ``Box(0, 1, (n,), float32)`` with ``n`` given by
     the observation type (see :mod:`hdeeprm.environment.observation`). ``terminated`` is true

@@ -1,0 +1,189 @@
+"""Does a classic replay stay linear as traces grow? Jobs/s on prefixes of big, loaded traces.
+
+Usage: ``python benchmarks/scaling.py [--traces ricc,lcg,gaia] [--sizes 10000,20000,40000,all]
+[--pair shortest-high_gflops] [--traces-dir DIR] [--keep-out DIR]`` (``DIR`` defaults to
+``$HDEEPRM_TRACES``, else ``../shared/traces`` beside the repository).
+
+For each trace and each prefix (the first N usable jobs, or ``all``), one subprocess converts
+the trace, replays it on the embedded engine with the workload manager and one classic policy
+pair, and writes the outputs; running each size in its own process makes its peak RSS honest.
+Printed per run: jobs, events, wall time (conversion + simulation + outputs), the simulation's
+share and the deciding share, the process's CPU time (wall much above it means the machine was
+busy with something else), jobs/s and events/s of the simulation, microseconds per job, and
+peak RSS. Then the issue's goals (issue 17): cost per job flat within 2x from the first 10k jobs
+to the whole trace; whole RICC and whole LCG under 60 s; peak RSS under 2 GB.
+
+``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` (to
+compare results before and after a change, bit for bit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACES = Path(os.environ.get("HDEEPRM_TRACES") or ROOT.parent / "shared" / "traces")
+TRACES = {
+    "ricc": ("RICC-2010-2.swf.gz", "ricc.json"),
+    "lcg": ("LCG.swf.gz", "lcg.json"),
+    "gaia": ("UniLu-Gaia-2014-1.swf.gz", "gaia.json"),
+}
+#: Issue 17's goals.
+FLAT_RATIO = 2.0
+WHOLE_TRACE_SECONDS = {"ricc": 60.0, "lcg": 60.0}
+PEAK_RSS_MIB = 2048.0
+
+
+def child(trace: str, size: str, pair: str, traces_dir: Path, keep: Path | None) -> dict:
+    """One run in this process; returns its figures (printed as JSON by ``--child``)."""
+    from hdeeprm.agents import ClassicAgent
+    from hdeeprm.decision import ActionSpace, WorkloadManager
+    from hdeeprm.platform import load_platform, write_platform_xml
+    from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
+    from hdeeprm.workload.convert import convert_swf
+
+    # Bandwidth over-subscription warnings would go to stderr through logging's last resort
+    # (a user run writes them to insights.log): not what is measured here.
+    logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
+    swf, platform_file = TRACES[trace]
+    nb_jobs = None if size == "all" else int(size)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        t0 = time.perf_counter()
+        platform = load_platform(ROOT / "platform_examples" / platform_file)
+        write_platform_xml(platform, out / "platform.xml")
+        sim_platform = load_platform_xml(out / "platform.xml")
+        workload = convert_swf(
+            traces_dir / swf,
+            reference_speed=platform.reference_speed,
+            max_cores=len(platform.cores),
+            seed=1,
+            nb_jobs=nb_jobs,
+        ).workload
+        t1 = time.perf_counter()
+        c1 = time.process_time()
+        actions = ActionSpace()
+        manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=1)
+        engine = Engine(sim_platform, workload, trace=True)
+        deciding = run(engine, manager)
+        t2 = time.perf_counter()
+        c2 = time.process_time()
+        paths = write_outputs(engine, out / "out")
+        t3 = time.perf_counter()
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}_out_jobs.csv")
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    peak = usage.ru_maxrss / 1024  # Linux: KiB
+    return {
+        "trace": trace,
+        "size": size,
+        "jobs": len(workload.jobs),
+        "events": engine.nb_events,
+        "wall": t3 - t0,
+        "simulation": t2 - t1,
+        "deciding": deciding,
+        "sim_cpu": c2 - c1,
+        "rss_mib": peak,
+        "cpu": usage.ru_utime + usage.ru_stime,
+    }
+
+
+def measure(trace: str, size: str, args: argparse.Namespace) -> dict:
+    command = [sys.executable, __file__, "--child", trace, size, "--pair", args.pair]
+    command += ["--traces-dir", str(args.traces_dir)]
+    if args.keep_out is not None:
+        command += ["--keep-out", str(args.keep_out)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"{trace} {size} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", default="ricc,lcg,gaia")
+    parser.add_argument("--sizes", default="10000,20000,40000,all")
+    parser.add_argument("--pair", default="shortest-high_gflops")
+    parser.add_argument("--traces-dir", type=Path, default=DEFAULT_TRACES)
+    parser.add_argument("--keep-out", type=Path, default=None)
+    parser.add_argument("--child", nargs=2, metavar=("TRACE", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(*args.child, args.pair, args.traces_dir, args.keep_out)))
+        return 0
+
+    traces = [t for t in args.traces.split(",") if t]
+    for trace in traces:
+        if trace not in TRACES:
+            sys.exit(f"unknown trace {trace!r}; expected some of {sorted(TRACES)}")
+        if not (args.traces_dir / TRACES[trace][0]).is_file():
+            sys.exit(f"trace not found: {args.traces_dir / TRACES[trace][0]} (use --traces-dir)")
+    print(f"pair {args.pair}; wall = conversion + simulation + outputs; rates on the simulation")
+    print(
+        f"{'trace':<6}{'size':>7}{'jobs':>8}{'events':>9}{'wall s':>8}{'sim s':>8}"
+        f"{'decide s':>9}{'CPU s':>7}{'sim CPU':>8}{'jobs/s':>8}{'events/s':>10}{'us/job':>8}"
+        f"{'CPU us/job':>11}{'RSS MiB':>9}"
+    )
+    verdicts: list[tuple[bool, str]] = []
+    for trace in traces:
+        rows = []
+        for size in [s for s in args.sizes.split(",") if s]:
+            row = measure(trace, size, args)
+            rows.append(row)
+            sim = row["simulation"]
+            print(
+                f"{trace:<6}{size:>7}{row['jobs']:>8}{row['events']:>9}{row['wall']:>8.2f}"
+                f"{sim:>8.2f}{row['deciding']:>9.2f}{row['cpu']:>7.1f}"
+                f"{row['sim_cpu']:>8.2f}{row['jobs'] / sim:>8.0f}"
+                f"{row['events'] / sim:>10.0f}{sim / row['jobs'] * 1e6:>8.1f}"
+                f"{row['sim_cpu'] / row['jobs'] * 1e6:>11.1f}"
+                f"{row['rss_mib']:>9.0f}",
+                flush=True,
+            )
+        for label, field in (("wall", "simulation"), ("CPU", "sim_cpu")):
+            per_job = [r[field] / r["jobs"] for r in rows]
+            if len(per_job) > 1:
+                ratio = max(per_job) / min(per_job)
+                verdicts.append(
+                    (
+                        ratio <= FLAT_RATIO,
+                        f"{trace}: cost per job ({label}) within {ratio:.2f}x "
+                        f"over the sizes run (goal: {FLAT_RATIO:g}x)",
+                    )
+                )
+        whole = [r for r in rows if r["size"] == "all"]
+        if whole and trace in WHOLE_TRACE_SECONDS:
+            limit, row = WHOLE_TRACE_SECONDS[trace], whole[0]
+            for label, field in (("wall", "wall"), ("CPU", "cpu")):
+                verdicts.append(
+                    (
+                        row[field] < limit,
+                        f"{trace}: whole trace {row[field]:.1f} s {label} "
+                        f"(goal: under {limit:g} s)",
+                    )
+                )
+        verdicts.append(
+            (
+                max(r["rss_mib"] for r in rows) < PEAK_RSS_MIB,
+                f"{trace}: peak RSS {max(r['rss_mib'] for r in rows):.0f} MiB (goal: under 2 GiB)",
+            )
+        )
+    print("goals (CPU = this process's CPU time, what wall time would be on an idle machine):")
+    for met, text in verdicts:
+        print(f"  {'met    ' if met else 'NOT met'}  {text}")
+    return 0 if all(met for met, _ in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

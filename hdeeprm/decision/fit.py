@@ -1,0 +1,112 @@
+"""Whether a job can be placed now, answered from incrementally kept aggregates.
+
+A job of ``res`` tasks needing ``mem`` MB each fits exactly when the nodes can hold ``res``
+tasks: a node holds ``min(free cores, tasks its free memory admits)``, and nodes are
+independent, so the total over nodes decides (whatever the core policy, since every policy picks
+among the same eligible cores). Once an attempt of a size has failed, the resource manager asks
+this before picking any core, so a job blocked on memory while cores are free costs a few
+comparisons per decision point instead of a full pick-and-roll-back.
+
+Kept for a few watched task sizes (least recently asked dropped first), refreshed lazily from
+the nodes the pool reports as changed, only when that size is asked about: each node's task
+count and their sum.
+"""
+
+from __future__ import annotations
+
+from hdeeprm.decision.resources import MEM_TOL, CorePool
+
+#: Task sizes whose per-node counts are kept at once. Heads of the queue repeat (a blocked job is
+#: asked about at every decision point), and traces use few distinct sizes (RICC: 54).
+MAX_TRACKED = 8
+#: Slack on the number of tasks a node's memory admits. Rounding may only make the estimate
+#: larger, so a "no" is always right (a rare "yes" the picks then disprove is rolled back).
+_SLACK = 1e-9
+
+
+class _SizeTracker:
+    """For one task size: each node's task count, their total, and the nodes changed since."""
+
+    __slots__ = ("mem", "need", "counts", "total", "dirty")
+
+    def __init__(self, pool: CorePool, mem: float) -> None:
+        self.mem = mem
+        self.need = mem - MEM_TOL
+        self.counts = [self.tasks(pool, node) for node in range(len(pool.node_cores))]
+        self.total = sum(self.counts)
+        #: Nodes whose free cores or memory changed since the counts were last brought up to
+        #: date (filled by the pool, emptied by :meth:`refresh`).
+        self.dirty: set[int] = set()
+
+    def tasks(self, pool: CorePool, node: int) -> int:
+        """Tasks of this size ``node`` can take now: the pick loop's test, solved in closed form
+        (task ``j`` fits while ``free memory - j x mem >= mem - MEM_TOL``)."""
+        free = len(pool.node_cores[node]) - pool.node_busy[node]
+        if not free:
+            return 0
+        spare = pool.node_free_mem[node] - self.need
+        if spare < 0.0:
+            return 0
+        if self.mem <= 0.0:
+            return free
+        count = int(spare / self.mem + _SLACK) + 1
+        return count if count < free else free
+
+    def refresh(self, pool: CorePool) -> None:
+        counts, tasks, total = self.counts, self.tasks, self.total
+        for node in self.dirty:
+            count = tasks(pool, node)
+            total += count - counts[node]
+            counts[node] = count
+        self.total = total
+        self.dirty.clear()
+
+
+class FitIndex:
+    """Exact "can this job be placed now" for the task sizes it was told to watch.
+
+    The resource manager watches a size once an attempt with it has failed: jobs that fit are
+    never slowed down by the index, and a blocked job is re-attempted only once its size fits.
+    Each watched size hears of changed nodes (a set insertion per change) and recounts them
+    only when asked about.
+    """
+
+    def __init__(self, pool: CorePool) -> None:
+        self.pool = pool
+        self.tracked: dict[float, _SizeTracker] = {}
+
+    def _forget(self, tracker: _SizeTracker) -> None:
+        listeners = self.pool.node_change_listeners
+        listeners[:] = [s for s in listeners if s is not tracker.dirty]
+
+    def rebuild(self) -> None:
+        """Forget every watched size (after :meth:`CorePool.reset`)."""
+        for tracker in self.tracked.values():
+            self._forget(tracker)
+        self.tracked.clear()
+
+    def watch(self, mem: float) -> None:
+        """Keep per-node counts for tasks of ``mem`` MB from now on (least recently asked
+        size dropped beyond :data:`MAX_TRACKED`)."""
+        tracked = self.tracked
+        if mem in tracked:
+            return
+        if len(tracked) >= MAX_TRACKED:
+            self._forget(tracked.pop(next(iter(tracked))))
+        tracker = tracked[mem] = _SizeTracker(self.pool, mem)
+        self.pool.node_change_listeners.append(tracker.dirty)
+
+    def fits(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each can be placed now; exact (up to a
+        rounding-level "yes" at the boundary) for a watched size, ``True`` for any other
+        size the free core count allows."""
+        if res > self.pool.free_count:
+            return False
+        tracked = self.tracked
+        tracker = tracked.pop(mem, None)
+        if tracker is None:
+            return True
+        tracked[mem] = tracker  # most recently asked last
+        if tracker.dirty:
+            tracker.refresh(self.pool)
+        return tracker.total >= res

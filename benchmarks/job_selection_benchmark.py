@@ -10,7 +10,8 @@ EASY backfilling around the chosen job.
 
 Every picker acts in the same environment through the same actions: the heuristics FCFS,
 SJF, WFP3, UNICEP and F1 (:mod:`hdeeprm.environment.job_pickers`) and an agent trained with
-sb3-contrib's ``MaskablePPO`` (an MLP over the whole observation), one per mode. The table
+sb3-contrib's ``MaskablePPO``, one per mode: by default a "kernel" policy that scores each
+visible job with one shared MLP (:func:`kernel_policy`), or ``--policy mlp``. The table
 gives the mean bounded slowdown over the evaluation windows, wall time and environment
 steps per second; training cost is printed beside it.
 
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
+from hdeeprm.environment.job_selection import JOB_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 
@@ -43,6 +45,7 @@ PLATFORM = REPO / "platform_examples" / "lublin_256.json"
 WINDOW = 1024
 TRAIN = (0, 7000)
 EVAL = (7000, 10000)
+SLOTS = 128
 
 
 def write_options(folder: Path, traces: Path, eval_windows: int, seed: int) -> Path:
@@ -84,6 +87,63 @@ def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float]:
     return values, steps, time.perf_counter() - start
 
 
+def kernel_policy(slots: int, width: int, nothing_bias: float = 0.0, hidden: int = 32):
+    """A MaskablePPO policy that scores every slot with one shared MLP (RLScheduler's
+    "kernel" network): the same job gets the same score in any slot, and the network's size
+    does not grow with ``Q``. Do nothing is scored from the cluster features and the mean
+    embedding of the visible jobs; the critic reads the same features through its own MLP.
+    ``nothing_bias`` starts do nothing's logit there (negative: an untrained agent rarely
+    lets time run while jobs fit)."""
+    import torch as th
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from torch import nn
+
+    class SlotScores(BaseFeaturesExtractor):
+        def __init__(self, observation_space) -> None:
+            context = observation_space.shape[0] - slots * width
+            super().__init__(observation_space, features_dim=slots + 1 + hidden)
+            self.context = context
+            self.embed = nn.Sequential(
+                nn.Linear(width + context, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh()
+            )
+            self.score = nn.Linear(hidden, 1)
+            self.nothing = nn.Sequential(
+                nn.Linear(context + hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1)
+            )
+
+        def forward(self, obs: th.Tensor) -> th.Tensor:
+            jobs = obs[:, : slots * width].reshape(-1, slots, width)
+            context = obs[:, slots * width :]
+            both = th.cat([jobs, context.unsqueeze(1).expand(-1, slots, -1)], dim=2)
+            embedded = self.embed(both)
+            present = (jobs[:, :, 2:3] > 0).float()  # a job requests at least one core
+            pooled = (embedded * present).sum(1) / present.sum(1).clamp(min=1.0)
+            scores = self.score(embedded).squeeze(2)
+            nothing = self.nothing(th.cat([context, pooled], dim=1))
+            return th.cat([scores, nothing, pooled], dim=1)
+
+    class Logits(nn.Module):
+        def forward(self, latent: th.Tensor) -> th.Tensor:
+            return latent[:, : slots + 1]
+
+    class KernelPolicy(MaskableActorCriticPolicy):
+        def _build(self, lr_schedule) -> None:
+            super()._build(lr_schedule)
+            self.action_net = Logits()  # the slot scores are the logits
+            with th.no_grad():
+                self.features_extractor.nothing[-1].bias.fill_(nothing_bias)
+            self.optimizer = self.optimizer_class(
+                self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+            )
+
+    kwargs = {
+        "features_extractor_class": SlotScores,
+        "net_arch": {"pi": [], "vf": [64, 64]},
+    }
+    return KernelPolicy, kwargs
+
+
 def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
     import torch
     from sb3_contrib import MaskablePPO
@@ -93,7 +153,9 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
 
     def factory(i: int):
         def make():
-            env = JobSelectionEnv(inputs=inputs, split="train", backfill=backfill)
+            env = JobSelectionEnv(
+                inputs=inputs, split="train", backfill=backfill, queue_slots=SLOTS
+            )
             env.reset(seed=args.seed + i)
             return env
 
@@ -106,8 +168,12 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
         norm_reward=True,
         gamma=args.gamma,
     )
+    if args.policy == "kernel":
+        policy, policy_kwargs = kernel_policy(SLOTS, len(JOB_FEATURES), args.nothing_bias)
+    else:
+        policy, policy_kwargs = "MlpPolicy", {"net_arch": [128, 64]}
     model = MaskablePPO(
-        "MlpPolicy",
+        policy,
         vec,
         n_steps=args.n_steps,
         batch_size=args.batch,
@@ -117,7 +183,7 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
         ent_coef=0.0,
         seed=args.seed,
         device="cpu",
-        policy_kwargs={"net_arch": [128, 64]},
+        policy_kwargs=policy_kwargs,
     )
     start = time.perf_counter()
     model.learn(args.timesteps)
@@ -136,7 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--policy", choices=("kernel", "mlp"), default="kernel", help="see kernel_policy()"
+    )
     parser.add_argument("--modes", default="plain,backfill")
+    parser.add_argument(
+        "--nothing-bias", type=float, default=0.0, help="initial do-nothing logit (kernel)"
+    )
     args = parser.parse_args(argv)
     if args.timesteps is None:
         args.timesteps = 32_768 if args.quick else 400_000
@@ -162,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for mode in args.modes.split(","):
             backfill = mode == "backfill"
-            env = JobSelectionEnv(inputs=inputs, split="eval", backfill=backfill)
+            env = JobSelectionEnv(
+                inputs=inputs, split="eval", backfill=backfill, queue_slots=SLOTS
+            )
             print(f"\n== {mode} (eval windows start at jobs {env.windows.eval_starts})")
             header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"
             print(f"{header} {'wall s':>7} {'steps/s':>8}")
@@ -170,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             if sb3_contrib is not None:
                 model, wall, steps = train(inputs, backfill, args)
                 print(
-                    f"(MaskablePPO: {steps} training steps in {wall:.1f} s, "
+                    f"(MaskablePPO, {args.policy} policy: {steps} training steps in {wall:.1f} s, "
                     f"{steps / wall:.0f} steps/s)"
                 )
 

@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modes", default="plain,backfill")
     parser.add_argument(
-        "--nothing-bias", type=float, default=0.0, help="initial do-nothing logit (kernel)"
+        "--nothing-bias", type=float, default=-3.0, help="initial do-nothing logit (kernel)"
     )
     args = parser.parse_args(argv)
     if args.timesteps is None:

@@ -12,7 +12,10 @@ TORCH ?= torch==2.13.0
 # installing) shows as it happens instead of a silent wait.
 PIP = $(PYTHON) -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: install install-test demo test lint bench
+# Where `make batsim` builds Batsim 4.2.1 + pybatsim (outside the clone; reused when present).
+BATSIM_PREFIX ?= $(HOME)/.cache/hdeeprm-batsim
+
+.PHONY: install install-test demo test lint bench batsim
 
 install:
 	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
@@ -38,3 +41,8 @@ lint:
 bench: install
 	$(PYTHON) benchmarks/convert_gaia.py
 	$(PYTHON) benchmarks/engine_replay.py
+
+# Real Batsim 4.2.1 (needs ../shared/batsim and root for apt-get; 3-4 min, idempotent). The
+# tests marked `batsim` and `hdeeprm-launch --simulator batsim` then find it there.
+batsim:
+	../shared/batsim/build.sh "$(BATSIM_PREFIX)"

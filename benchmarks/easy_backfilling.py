@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import logging
 import os
 import pstats
 import sys
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
+    # over-subscription warnings would go to stderr (no handler): not part of the timing
+    logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     spec = json.loads(args.scheduler) if args.scheduler.startswith("{") else args.scheduler
     for case in args.traces:
         bench(case, spec, args.nb_jobs, args.baseline, args.profile)

@@ -6,9 +6,11 @@ shortest-high_gflops] [--trace PATH]``.
 Converts the first N usable jobs of the UniLu Gaia trace (``parallel_homogeneous`` profiles)
 for the generated Gaia platform (2,280 cores), then replays them twice with the same decision
 system: in-process on the embedded engine, and as a Batsim client of an ``hdeeprm-sim``
-process (exactly what ``hdeeprm-launch --simulator batsim --batsim hdeeprm-sim`` does). Prints
-messages, events, both wall times, the protocol's cost per message, and whether the two
-``out_jobs.csv`` are identical.
+process (exactly what ``hdeeprm-launch --simulator batsim --batsim hdeeprm-sim`` does), and,
+when a real Batsim 4.x is found (``$HDEEPRM_BATSIM``, PATH, ``~/.cache/hdeeprm-batsim``; ``make
+batsim``), a third time on it. Prints messages, events, the wall times, the cost per message
+beside the bound of a bare ZeroMQ round trip between two Python processes (same message
+sizes), and whether the ``out_jobs.csv`` files are identical.
 
 Deciders: ``first-fit`` is FCFS on the lowest free host ids with every host switched to P0 at
 the start; ``shortest-high_gflops`` is hdeeprm's workload manager with that classic policy pair
@@ -27,6 +29,8 @@ from pathlib import Path
 
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.protocol import BatsimSimulation
+from hdeeprm.protocol.client import default_batsim, find_executable
+from hdeeprm.protocol.errors import BatsimNotFoundError
 from hdeeprm.simulation import (
     SIMULATION_BEGINS,
     SIMULATION_ENDS,
@@ -75,6 +79,63 @@ def sim_executable(folder: Path) -> str:
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hdeeprm.cli.sim "$@"\n')
     wrapper.chmod(0o755)
     return str(wrapper)
+
+
+ECHO = """
+import sys, zmq
+ctx = zmq.Context(); sock = ctx.socket(zmq.REP); sock.bind(sys.argv[1])
+reply = b"x" * int(sys.argv[2])
+while True:
+    msg = sock.recv()
+    if msg == b"stop":
+        sock.send(b""); break
+    sock.send(reply)
+"""
+
+
+def bare_round_trip(request_size: int, reply_size: int, count: int = 5000) -> float:
+    """Seconds per REQ/REP round trip with a Python REP process that does nothing."""
+    import subprocess
+
+    import zmq
+
+    context = zmq.Context()
+    sock = context.socket(zmq.REQ)
+    port = sock.bind_to_random_port("tcp://127.0.0.1")
+    sock.close()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    peer = subprocess.Popen([sys.executable, "-c", ECHO, endpoint, str(reply_size)])
+    sock = context.socket(zmq.REQ)
+    sock.connect(endpoint)
+    payload = b"y" * request_size
+    for _ in range(200):  # warm up
+        sock.send(payload)
+        sock.recv()
+    tick = time.perf_counter()
+    for _ in range(count):
+        sock.send(payload)
+        sock.recv()
+    elapsed = time.perf_counter() - tick
+    sock.send(b"stop")
+    sock.recv()
+    peer.wait(10)
+    sock.close()
+    context.term()
+    return elapsed / count
+
+
+def replay(sim: BatsimSimulation, decider) -> float:  # noqa: ANN001
+    """Drive ``sim`` with ``decider`` to the end; return the exchange's wall time."""
+    tick = time.perf_counter()
+    message = sim.start()
+    while True:
+        decisions = decider.handle(message)
+        if message.events and message.events[-1].type == SIMULATION_ENDS:
+            break
+        message = sim.proceed(decisions)
+    exchange = time.perf_counter() - tick
+    sim.close()
+    return exchange
 
 
 def main() -> None:
@@ -134,35 +195,62 @@ def main() -> None:
             log_path=log,
         )
         tick = time.perf_counter()
-        message = sim.start()
-        while True:
-            decisions = decider.handle(message)
-            if message.events and message.events[-1].type == SIMULATION_ENDS:
-                break
-            message = sim.proceed(decisions)
-        exchange = time.perf_counter() - tick
-        sim.close()
+        exchange = replay(sim, decider)
         total = time.perf_counter() - tick
         served = re.search(r"messages in ([0-9.]+) s", log.read_text())
         server_side = float(served.group(1)) if served else float("nan")
 
         same = (folder / "remote" / "out_jobs.csv").read_text() == jobs_csv(engine)
+
+        # --- on a real Batsim, if there is one ---
+        batsim_line = "Batsim: not found (make batsim, or set HDEEPRM_BATSIM)"
+        batsim_same = None
+        try:
+            batsim_exe = find_executable(default_batsim())
+        except BatsimNotFoundError:
+            batsim_exe = None
+        if batsim_exe is not None:
+            real = BatsimSimulation(
+                xml_path,
+                [workload_path],
+                folder / "batsim" / "out",
+                executable=batsim_exe,
+                timeout=600,
+                log_path=folder / "batsim.log",
+            )
+            tick = time.perf_counter()
+            batsim_exchange = replay(real, make_decider(args.decider, hierarchy))
+            batsim_total = time.perf_counter() - tick
+            batsim_line = (
+                f"{'Batsim 4.2.1 (client side)':24} {real.nb_messages:>9} {'':>9} "
+                f"{batsim_exchange:>8.2f} {batsim_exchange / real.nb_messages * 1e6:>11.1f}"
+                f"   (incl. start and outputs {batsim_total:.2f} s)"
+            )
+            batsim_jobs = (folder / "batsim" / "out_jobs.csv").read_text().splitlines()
+            batsim_same = len(batsim_jobs) == len(workload.jobs) + 1
+
+        bare = bare_round_trip(1200, 300)
         print(f"{'':24} {'messages':>9} {'events':>9} {'wall s':>8} {'us/message':>11}")
         print(
             f"{'in-process':24} {messages:>9} {events:>9} {in_process:>8.2f} "
             f"{in_process / messages * 1e6:>11.1f}"
         )
         print(
-            f"{'protocol (client side)':24} {sim.nb_messages:>9} {events:>9} {exchange:>8.2f} "
+            f"{'hdeeprm-sim (client side)':24} {sim.nb_messages:>9} {events:>9} {exchange:>8.2f} "
             f"{exchange / sim.nb_messages * 1e6:>11.1f}"
         )
-        print(f"protocol run incl. process start and outputs: {total:.2f} s")
+        print(batsim_line)
+        print(f"bare ZeroMQ round trip (Python REQ <-> Python REP): {bare * 1e6:.1f} us")
+        print(f"hdeeprm-sim run incl. process start and outputs: {total:.2f} s")
         print(f"hdeeprm-sim's own serving time: {server_side:.2f} s")
+        overhead = (exchange - in_process) / messages
         print(
-            f"protocol overhead: {(exchange - in_process) / messages * 1e6:.1f} us/message, "
-            f"x{exchange / in_process:.1f}"
+            f"protocol overhead: {overhead * 1e6:.1f} us/message (bound {bare * 1e6:.1f}), "
+            f"x{exchange / in_process:.1f} the in-process replay"
         )
-        print(f"identical out_jobs.csv: {'yes' if same else 'NO'}")
+        print(f"identical out_jobs.csv (in-process, hdeeprm-sim): {'yes' if same else 'NO'}")
+        if batsim_same is not None:
+            print(f"Batsim wrote every job: {'yes' if batsim_same else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -163,6 +163,7 @@ def cli_entry(name: str):
         "hdeeprm-metrics": "metrics",
         "hdeeprm-clean": "clean",
         "hdeeprm-sim": "sim",
+        "hdeeprm-sweep": "sweep",
     }
     if name not in scripts:
         return None

@@ -80,7 +80,8 @@ def _say(quiet: bool, message: str) -> None:
     "--batsim",
     "batsim_path",
     default=None,
-    help="Batsim executable, a name on PATH or a path [default: batsim]; any program taking "
+    help="Batsim executable, a name on PATH or a path [default: $HDEEPRM_BATSIM, else batsim "
+    "on PATH, else ~/.cache/hdeeprm-batsim/bin/batsim]; any program taking "
     "Batsim's flags works, e.g. hdeeprm-sim. Implies --simulator batsim.",
 )
 @click.option(
@@ -109,7 +110,9 @@ def main(
         raise click.UsageError("--batsim is for --simulator batsim")
     batsim = None
     if simulator == "batsim" or batsim_path is not None:
-        batsim = BatsimChoice(batsim_path or "batsim", batsim_timeout)
+        from hdeeprm.protocol.client import default_batsim
+
+        batsim = BatsimChoice(batsim_path or default_batsim(), batsim_timeout)
     try:
         _launch(
             options_file,

@@ -75,7 +75,17 @@ def export_location(prefix: str) -> tuple[Path, str]:
     "-E",
     "--energy",
     is_flag=True,
-    help="Accepted for compatibility: energy is always simulated and written.",
+    help="Write energy as Batsim -E does (consumed energy, out_pstate_changes.csv, "
+    "out_consumed_energy.csv) and accept SET_RESOURCE_STATE. Without it, as Batsim: jobs' "
+    "consumed_energy is -1 and P-state changes are refused.",
+)
+@click.option(
+    "--initial-pstate",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Start every compute host in this P-state instead of the platform's (hdeeprm's "
+    "platforms start cores in P3, speed 0: give 0 for schedulers that do not manage "
+    "P-states, such as pybatsim's).",
 )
 @click.option(
     "--forward-profiles-on-submission",
@@ -98,6 +108,7 @@ def main(
     endpoint: str,
     master_host: str,
     energy: bool,
+    initial_pstate: int | None,
     forward_profiles_on_submission: bool,
     timeout: float,
     verbosity: str,
@@ -115,6 +126,8 @@ def main(
             master_host=master_host,
             forward_profiles=forward_profiles_on_submission,
             timeout=timeout,
+            energy=energy,
+            initial_pstate=initial_pstate,
         )
     except (InputError, OutputError) as exc:  # the user's to fix: exit code 2
         click.echo(f"hdeeprm-sim: error: {exc}", err=True)
@@ -138,15 +151,22 @@ def serve(
     master_host: str = "master_host",
     forward_profiles: bool = False,
     timeout: float | None = DEFAULT_SERVER_TIMEOUT,
+    energy: bool = True,
+    initial_pstate: int | None = None,
 ) -> str:
     """Load the inputs, serve the simulation on ``endpoint``, write the outputs; return a
-    one-line summary. Input problems raise :class:`InputError` before anything connects."""
+    one-line summary. Input problems raise :class:`InputError` before anything connects.
+
+    ``energy=False`` is Batsim without ``-E`` (see :func:`write_outputs`; P-state changes
+    refused); ``initial_pstate`` overrides every host's initial P-state."""
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
     from hdeeprm.workload.model import load_workload
 
     platform = load_platform_xml(platform_file, master_host)
+    if initial_pstate is not None:
+        platform = platform.with_initial_pstate(initial_pstate, os.fspath(platform_file))
     workloads = [load_workload(path, name=f"w{i}") for i, path in enumerate(workload_files)]
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
@@ -156,13 +176,15 @@ def serve(
         endpoint,
         timeout=timeout if timeout else None,
         encoder=EventEncoder(paths, forward_profiles=forward_profiles),
+        allow_pstate_changes=energy,
     )
     stats = server.run()
-    write_outputs(engine, folder, prefix)
+    write_outputs(engine, folder, prefix, energy=energy)
     makespan = max((job.finish_time or 0.0 for job in engine.finished_jobs), default=0.0)
     return (
         f"hdeeprm-sim: {len(engine.finished_jobs)} jobs, makespan {makespan:g} s, "
-        f"energy {engine.consumed_energy:g} J, {stats.messages} messages in "
+        + (f"energy {engine.consumed_energy:g} J, " if energy else "")
+        + f"{stats.messages} messages in "
         f"{stats.wall_time:.2f} s; outputs {folder / prefix}*.csv"
     )
 

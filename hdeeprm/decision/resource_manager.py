@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -52,6 +53,18 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (primary key, lowest free core id, entry version, processor id).
 _Entry = tuple[float, int, int, int]
+
+
+def _minus_free_cores(pool: CorePool, p: int) -> float:
+    return -len(pool.proc_free[p])
+
+
+def _minus_node_free_mem(pool: CorePool, p: int) -> float:
+    return -pool.node_free_mem[pool.proc_node[p]]
+
+
+def _bandwidth_headroom_deficit(pool: CorePool, p: int) -> float:
+    return pool.proc_demand[p] - pool.proc_mem_bw[p]
 
 
 class _ProcessorHeap:
@@ -239,12 +252,14 @@ class ResourceManager:
             return self._neg_gflops.__getitem__
         if policy == "low_power":
             return self._power.__getitem__
+        # Module-level functions bound with partial (not lambdas), so that a manager, and an
+        # environment holding one, can be pickled (subprocess vector environments).
         if policy == "high_cores":
-            return lambda p: -len(pool.proc_free[p])
+            return partial(_minus_free_cores, pool)
         if policy == "high_mem":
-            return lambda p: -pool.node_free_mem[pool.proc_node[p]]
+            return partial(_minus_node_free_mem, pool)
         if policy == "high_mem_bw":
-            return lambda p: pool.proc_demand[p] - pool.proc_mem_bw[p]
+            return partial(_bandwidth_headroom_deficit, pool)
         raise ValueError(f"unknown core policy {policy!r}; expected one of {CORE_POLICIES}")
 
     def _heap(self, policy: str) -> _ProcessorHeap | _RankedTree:

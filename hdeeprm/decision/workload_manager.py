@@ -26,7 +26,6 @@ Two ways to drive it:
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 from collections.abc import Callable, Mapping
@@ -138,12 +137,12 @@ class WorkloadManager:
             carrying it.
         void_wakeup: seconds after which a void action asks to be called again when nothing
             else could wake the decision system (no running job, no job left to submit).
-        log_detail: log every repeated warning (each over-subscription start and end, each
-            rejection) instead of the first one and a summary at the end of the simulation.
         scheduler: a queue scheduler (backfilling, :mod:`hdeeprm.scheduling`) that chooses
             which jobs start at a decision point; the action's core policy still places them
             and its job policy is not used. ``None``: the action's job policy picks jobs until
             one does not fit (no backfilling).
+        log_detail: log every repeated warning (each over-subscription start and end, each
+            rejection) instead of the first one and a summary at the end of the simulation.
     """
 
     def __init__(
@@ -155,8 +154,8 @@ class WorkloadManager:
         seed: int = 0,
         profiles: Mapping[str, Any] | None = None,
         void_wakeup: float = 1.0,
-        log_detail: bool = False,
         scheduler: SchedulingStrategy | None = None,
+        log_detail: bool = False,
     ) -> None:
         if void_wakeup <= 0:
             raise ValueError("void_wakeup must be positive")
@@ -166,6 +165,7 @@ class WorkloadManager:
         self.seed = seed
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
+        self.scheduler = scheduler
         self.pool = CorePool(platform, log_detail=log_detail)
         self._rejections = WarningTally(
             LOG,
@@ -174,7 +174,6 @@ class WorkloadManager:
             "(%d cores, largest node %.3f MB)",
             detail=log_detail,
         )
-        self.scheduler = scheduler
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -183,6 +182,7 @@ class WorkloadManager:
             for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
         ]
         self._max_node_mem = max(self.pool.node_capacity, default=0.0)
+        self._node_sizes = np.array([len(cores) for cores in self.pool.node_cores])
         #: Tasks up to this size fit on every core of every node at once (fast accept).
         self._mem_every_core = min(
             (capacity / cores for cores, capacity in self._node_slots if cores),
@@ -283,25 +283,6 @@ class WorkloadManager:
         }
 
     # --- pickling -----------------------------------------------------------------------
-    def __getstate__(self) -> dict[str, Any]:
-        """Picklable state (so environments can go to subprocesses, e.g. vector envs).
-
-        The resource manager's per-policy processor orderings are derived data (rebuilt from
-        the core pool on first use, with the same picks) and hold key functions that cannot
-        be pickled, so they are left out, together with the change listeners they registered
-        on the pool. The originals are not touched.
-        """
-        state = self.__dict__.copy()
-        pool = copy.copy(self.pool)
-        pool.listeners = []
-        pool.node_listeners = []
-        resource_manager = copy.copy(self.resource_manager)
-        resource_manager.pool = pool
-        resource_manager._heaps = {}
-        state["pool"] = pool
-        state["resource_manager"] = resource_manager
-        return state
-
     # --- action mask --------------------------------------------------------------------
     def fits_now(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.
@@ -556,6 +537,8 @@ class WorkloadManager:
         )
 
         def start(job: JobRecord) -> bool:
+            if job.mem > 0 and not self._fits_now(job.res, job.mem):
+                return False  # cheap refusal: a failed allocation attempt costs far more
             alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
             if alloc is None:
                 return False
@@ -572,6 +555,14 @@ class WorkloadManager:
 
         self.scheduler.schedule(now, free, start)  # type: ignore[union-attr]
         self.nb_started += len(started)
+
+    def _fits_now(self, res: int, mem: float) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each fit on the free cores now (exact: each node
+        holds ``min(free cores, free memory // mem)`` tasks, whatever the core policy)."""
+        pool = self.pool
+        free = self._node_sizes - np.asarray(pool.node_busy)
+        fit = np.floor((np.asarray(pool.node_free_mem) + MEM_TOL) / mem)
+        return int(np.minimum(free, fit).sum()) >= res
 
     def start_job(self, job: JobRecord, core_policy: str) -> bool:
         """Start one queued ``job`` now on cores chosen by ``core_policy`` (agents that pick

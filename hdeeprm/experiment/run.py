@@ -166,8 +166,8 @@ def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> Worklo
         actions,
         agent,
         seed=options.seed if seed is None else seed,
-        log_detail=options.log_detail,
         scheduler=scheduler,
+        log_detail=options.log_detail,
     )
 
 

@@ -24,10 +24,9 @@ New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` win
 (job indices into the converted workload in submission order, ranges half-open ``[start, end)``;
 ``eval_jobs`` is optional, ``eval_windows`` defaults to 8 and ``eval_seed`` to 0; the two ranges
 must not overlap; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
-constructor arguments for a user's learning agent).
-In the agent block, ``scheduler`` (a backfilling scheduler for CLASSIC runs: a preset name such as
-``"easy++"`` or
-an object, see :func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``).
+constructor arguments for a user's learning agent) and ``scheduler`` (a backfilling
+scheduler for CLASSIC runs: a preset name such as ``"easy++"`` or an object, see
+:func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``).
 
 Everything is checked before a simulation starts; unknown or misspelt keys are errors, and every
 error names the key (as a JSON path), the bad value and the allowed values. Relative paths are

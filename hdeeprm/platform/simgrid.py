@@ -4,19 +4,30 @@ Layout (thesis 4.1.1, figure 3.1)::
 
     platform version 4.1
       zone "main" (Full)
-        zone "master" (None): host master_host
+        zone "master" (Full): host master_host (a Full zone with one host and no route:
+            SimGrid refuses a zoneRoute whose gateway lies in a routing="None" zone)
         zone "clu_<i>" (Full), one per cluster:
           prop cluster_name = the cluster's id
           router rou_<i>
-          link udl_<node id> (SPLITDUPLEX), one per node: local-link bandwidth and latency
+          link udl_<node id> (SPLITDUPLEX), one per node: local-link bandwidth, latency 0
           host cor_<core id>, one per core: four P-state speeds, pstate 3, wattage props,
               and its position (cluster_id, node_id, processor_id) as props
           route rou_<i> -> core (DOWN) and core -> rou_<i> (UP) through its node's link
-        link glob_<i> (SPLITDUPLEX), one per cluster: global-link bandwidth and latency
+        link glob_<i> (SPLITDUPLEX), one per cluster: global-link bandwidth, latency 0
         zoneRoute master <-> clu_<i> (gateways master_host and rou_<i>) through glob_<i>
 
 Only the first entry of ``local_links`` / ``global_links`` carries routes; the network is not
 modelled, so further entries are kept in the hierarchy only.
+
+**Latency 0 on every link.** The only routes are between the cores and ``master_host``, and
+Batsim uses them for one thing: a job's actor, on the job's first host, sends its completion to
+Batsim's server on ``master_host`` as a 1-byte message through this route. With the platform's
+documented latencies (e.g. Gaia's 1.5 us + 1 us, times SimGrid's latency factor 13.01), every
+completion, and the decision that follows it, would come about 30-130 us after the job's end,
+and completions would no longer share an instant with the submissions of that instant, so
+Batsim's schedules would drift from the embedded engine's, which models no network. The links
+therefore get latency 0 (the 1-byte transfer then costs < 1 ns, below Batsim's 1 us output
+resolution) and keep the documented latency as a ``documented_latency`` property, for readers.
 """
 
 from __future__ import annotations
@@ -38,6 +49,8 @@ DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
 MASTER_HOST = "master_host"
 #: Speed written for P-states whose model speed is 0 (P2, P3): SimGrid wants speeds > 0.
 IDLE_SPEED_GFLOPS = 1e-6
+#: Latency written on every link (see the module docstring: Batsim's completion messages).
+ROUTE_LATENCY = "0s"
 
 
 def fmt_number(value: float) -> str:
@@ -88,16 +101,37 @@ def _check_writable(platform: Platform) -> None:
             )
 
 
-def platform_xml(platform: Platform) -> str:
+def _link(parent: ET.Element, link_id: str, spec: dict[str, str]) -> None:
+    """A SPLITDUPLEX link with the spec's bandwidth and :data:`ROUTE_LATENCY`."""
+    link = ET.SubElement(
+        parent,
+        "link",
+        id=link_id,
+        bandwidth=spec["bandwidth"],
+        latency=ROUTE_LATENCY,
+        sharing_policy="SPLITDUPLEX",
+    )
+    ET.SubElement(link, "prop", id="documented_latency", value=spec["latency"])
+
+
+def platform_xml(platform: Platform, *, initial_pstate: int = INITIAL_PSTATE) -> str:
     """The ``platform.xml`` text for ``platform`` (see the module docstring for its layout).
+
+    ``initial_pstate`` is the P-state every core starts in: hdeeprm's workload manager expects
+    P3 (idle, speed 0) and switches cores to P0/P1 itself; schedulers that do not manage
+    P-states (pybatsim's, batsched...) need 0, or their jobs never progress.
 
     Raises:
         ValueError: the platform lacks links, or its core names do not sort in id order.
     """
     _check_writable(platform)
+    if not 0 <= initial_pstate < len(PSTATE_SPEED_FRACTION):
+        raise ValueError(
+            f"initial_pstate must be 0..{len(PSTATE_SPEED_FRACTION) - 1}, got {initial_pstate}"
+        )
     root = ET.Element("platform", version="4.1")
     main = ET.SubElement(root, "zone", id="main", routing="Full")
-    master_zone = ET.SubElement(main, "zone", id="master", routing="None")
+    master_zone = ET.SubElement(main, "zone", id="master", routing="Full")
     master = ET.SubElement(master_zone, "host", id=MASTER_HOST, speed="1Gf")
     ET.SubElement(master, "prop", id="wattage_per_state", value="0.0:0.0")
     ET.SubElement(master, "prop", id="wattage_off", value="0.0")
@@ -113,14 +147,7 @@ def platform_xml(platform: Platform) -> str:
         routes: list[tuple[str, str]] = []
         for node in cluster.nodes:
             link_id = f"udl_{node.id}"
-            ET.SubElement(
-                zone,
-                "link",
-                id=link_id,
-                bandwidth=local["bandwidth"],
-                latency=local["latency"],
-                sharing_policy="SPLITDUPLEX",
-            )
+            _link(zone, link_id, local)
             node_id = str(node.id)
             for proc in node.processors:
                 # Every core of a processor shares speed and wattage: format them once.
@@ -129,7 +156,7 @@ def platform_xml(platform: Platform) -> str:
                 proc_id = str(proc.id)
                 for core in proc.cores:
                     host = ET.SubElement(
-                        zone, "host", id=core.name, speed=speed, pstate=str(INITIAL_PSTATE)
+                        zone, "host", id=core.name, speed=speed, pstate=str(initial_pstate)
                     )
                     ET.SubElement(host, "prop", id="wattage_per_state", value=watts)
                     ET.SubElement(host, "prop", id="wattage_off", value="0.0")
@@ -146,14 +173,7 @@ def platform_xml(platform: Platform) -> str:
 
     glob = platform.global_links[0]
     for cluster in platform.clusters:
-        ET.SubElement(
-            main,
-            "link",
-            id=f"glob_{cluster.index}",
-            bandwidth=glob["bandwidth"],
-            latency=glob["latency"],
-            sharing_policy="SPLITDUPLEX",
-        )
+        _link(main, f"glob_{cluster.index}", glob)
     for cluster in platform.clusters:
         zone_id, router_id, link_id = (
             f"clu_{cluster.index}",
@@ -186,6 +206,9 @@ def platform_xml(platform: Platform) -> str:
     return f'<?xml version="1.0" encoding="utf-8"?>\n{DOCTYPE}\n{body}\n'
 
 
-def write_platform_xml(platform: Platform, path: str | os.PathLike[str]) -> None:
-    """Write ``platform.xml`` for ``platform`` to ``path`` atomically."""
-    write_text(path, platform_xml(platform))
+def write_platform_xml(
+    platform: Platform, path: str | os.PathLike[str], *, initial_pstate: int = INITIAL_PSTATE
+) -> None:
+    """Write ``platform.xml`` for ``platform`` to ``path`` atomically (``initial_pstate``: see
+    :func:`platform_xml`)."""
+    write_text(path, platform_xml(platform, initial_pstate=initial_pstate))

@@ -15,6 +15,7 @@ from hdeeprm.protocol.client import (
     DEFAULT_CLIENT_TIMEOUT,
     BatsimSimulation,
     batsim_command,
+    default_batsim,
     find_executable,
 )
 from hdeeprm.protocol.codec import (
@@ -52,5 +53,6 @@ __all__ = [
     "batsim_command",
     "decode_decisions",
     "encode_decisions",
+    "default_batsim",
     "find_executable",
 ]

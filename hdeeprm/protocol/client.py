@@ -41,6 +41,35 @@ from hdeeprm.simulation.events import SIMULATION_ENDS, Decision, Message
 DEFAULT_CLIENT_TIMEOUT = 60.0
 #: Output lines quoted when the process fails.
 TAIL_LINES = 15
+#: Longest output line quoted (Batsim logs whole JSON messages on one line).
+TAIL_LINE_CHARS = 300
+
+
+#: Environment variable naming the Batsim executable, or the prefix it is installed in.
+BATSIM_ENV = "HDEEPRM_BATSIM"
+
+
+def build_cache() -> Path:
+    """Where ``../shared/batsim/build.sh`` installs Batsim by default (its PREFIX)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hdeeprm-batsim"
+
+
+def default_batsim() -> str:
+    """The Batsim to use when none is named: ``$HDEEPRM_BATSIM`` (an executable, or a prefix
+    holding ``bin/batsim``), else ``batsim`` on ``PATH``, else the one ``build.sh`` installs
+    (``~/.cache/hdeeprm-batsim/bin/batsim``), else ``"batsim"`` (which
+    :func:`find_executable` then reports as missing, saying how to get one)."""
+    named = os.environ.get(BATSIM_ENV, "").strip()
+    if named:
+        path = Path(os.path.expanduser(named))
+        return os.fspath(path / "bin" / "batsim" if path.is_dir() else path)
+    if shutil.which("batsim") is not None:
+        return "batsim"
+    cached = build_cache() / "bin" / "batsim"
+    if cached.is_file() and os.access(cached, os.X_OK):
+        return os.fspath(cached)
+    return "batsim"
 
 
 def find_executable(executable: str | os.PathLike[str] = "batsim") -> str:
@@ -62,9 +91,10 @@ def find_executable(executable: str | os.PathLike[str] = "batsim") -> str:
     found = shutil.which(name)
     if found is None:
         raise BatsimNotFoundError(
-            f"Batsim executable {name!r} not found on PATH; install Batsim 4.x "
-            "(https://batsim.readthedocs.io), pass its path with --batsim PATH, or drop "
-            "--simulator batsim to use the embedded engine (no installation needed)"
+            f"Batsim executable {name!r} not found on PATH (nor {BATSIM_ENV} set, nor "
+            f"{build_cache() / 'bin' / 'batsim'} built); install Batsim 4.x (see "
+            "docs/batsim.md: `make batsim` builds 4.2.1), pass its path with --batsim PATH, or "
+            "drop --simulator batsim to use the embedded engine (no installation needed)"
         )
     return found
 
@@ -101,7 +131,11 @@ def _tail(path: Path | None, lines: int = TAIL_LINES) -> str:
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(
+        line if len(line) <= TAIL_LINE_CHARS else line[: TAIL_LINE_CHARS - 3] + "..."
+        for line in kept
+    )
 
 
 class BatsimSimulation:
@@ -116,8 +150,10 @@ class BatsimSimulation:
         endpoint: endpoint to bind (default: a free TCP port on 127.0.0.1).
         energy: pass ``-E`` (energy plugin and energy outputs).
         extra_args: more command-line arguments for the executable.
-        log_path: file receiving the process's stdout and stderr (default: discarded, except
-            the tail kept for error messages, which then uses a file next to the outputs).
+        log_path: file receiving the process's stdout and stderr (default: a file next to
+            the outputs, ``{export_prefix}_batsim.log``).
+        log_shown_as: the path error messages give for the log, when the caller moves it
+            elsewhere once the run is over (default: ``log_path``).
     """
 
     def __init__(
@@ -132,6 +168,7 @@ class BatsimSimulation:
         energy: bool = True,
         extra_args: Sequence[str] = (),
         log_path: str | os.PathLike[str] | None = None,
+        log_shown_as: str | os.PathLike[str] | None = None,
     ) -> None:
         self.platform_xml = os.path.abspath(platform_xml)
         self.workloads = [os.path.abspath(w) for w in workloads]
@@ -144,6 +181,7 @@ class BatsimSimulation:
         self.log_path = (
             Path(log_path) if log_path is not None else Path(self.export_prefix + "_batsim.log")
         )
+        self.log_shown_as = Path(log_shown_as) if log_shown_as is not None else self.log_path
         #: The endpoint bound (known after ``start()``).
         self.endpoint: str | None = None
         self.command: list[str] = []
@@ -196,6 +234,8 @@ class BatsimSimulation:
                 extra_args=self.extra_args,
             )
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            # Batsim aborts ("Cannot write file") when its export folder does not exist.
+            Path(self.export_prefix).parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
             try:
                 self.process = subprocess.Popen(
@@ -244,7 +284,7 @@ class BatsimSimulation:
         if code is not None:
             raise BatsimExitedError(
                 f"{self.command[0]} exited with code {code} before the simulation ended "
-                f"(after {self.nb_messages} message(s)); full output in {self.log_path}",
+                f"(after {self.nb_messages} message(s)); full output in {self.log_shown_as}",
                 code,
                 _tail(self.log_path),
             )
@@ -279,7 +319,7 @@ class BatsimSimulation:
             if code != 0:
                 raise BatsimExitedError(
                     f"{self.command[0]} exited with code {code} after the simulation; full "
-                    f"output in {self.log_path}",
+                    f"output in {self.log_shown_as}",
                     code,
                     _tail(self.log_path),
                 )
@@ -331,7 +371,10 @@ class BatsimSimulation:
 
 
 __all__ = [
+    "BATSIM_ENV",
     "DEFAULT_CLIENT_TIMEOUT",
+    "build_cache",
+    "default_batsim",
     "BatsimSimulation",
     "batsim_command",
     "find_executable",

@@ -509,16 +509,17 @@ def decode_decisions(
     at: float | None = None,
     where: str = "reply",
     ignored: list[dict[str, Any]] | None = None,
+    stamps: list[float] | None = None,
 ) -> list[Decision]:
     """A scheduler's reply as typed decisions, in order.
 
     Args:
         raw: the reply (bytes, text or parsed object).
-        at: the simulation time of the message answered: every decision must be for that time
-            (within :data:`TIME_TOLERANCE`); hdeeprm-sim does not simulate scheduling delays.
+        at: if given, every decision must be for that time (within :data:`TIME_TOLERANCE`).
         where: prefix of error locations.
         ignored: if given, receives the events accepted but ignored
             (:data:`IGNORED_DECISION_TYPES`).
+        stamps: if given, receives each returned decision's timestamp (same order).
 
     Raises:
         ProtocolError: malformed reply or event type hdeeprm-sim does not support.
@@ -531,11 +532,10 @@ def decode_decisions(
         stamp = float(event["timestamp"])
         if at is not None and abs(stamp - at) > TIME_TOLERANCE:
             raise ProtocolError(
-                f"{kind} is timestamped {stamp!r} but answers the message of t={at!r}; "
-                "hdeeprm-sim applies decisions at the time of the message they answer "
-                "(scheduling delays are not simulated)",
+                f"{kind} is timestamped {stamp!r} but answers the message of t={at!r}",
                 f"{ev_where}.timestamp",
             )
+        before = len(decisions)
         data = event.get("data") or {}
         at_data = f"{ev_where}.data"
         if kind == EXECUTE_JOB:
@@ -569,6 +569,8 @@ def decode_decisions(
                 "NOTIFY are accepted and ignored)",
                 f"{ev_where}.type",
             )
+        if stamps is not None and len(decisions) > before:
+            stamps.append(stamp)
     return decisions
 
 

@@ -110,6 +110,7 @@ def run_classic_batsim(
         timeout=timeout,
         endpoint=endpoint,
         log_path=log_path,
+        log_shown_as=out / BATSIM_LOG_FILE,  # where the finally clause below moves it
     )
     try:
         with insights_log(out, inputs.options.log_level):

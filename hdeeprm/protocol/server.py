@@ -21,6 +21,7 @@ from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decision
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint, receive
 from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.events import SetResourceState
 
 LOG = logging.getLogger("hdeeprm.protocol")
 
@@ -40,19 +41,28 @@ class ServeStats:
     scheduling_time: float
 
 
-def reply_time(doc: dict[str, Any], now: float, where: str) -> float:
-    """The ``now`` of a (parsed) scheduler reply, refused when it is later than ``now`` by more
-    than :data:`~hdeeprm.protocol.codec.TIME_TOLERANCE`: hdeeprm-sim applies decisions at the
-    time of the message they answer, so it cannot simulate real scheduling delays."""
+def reply_time(doc: dict[str, Any], stamps: list[float], where: str) -> float:
+    """The ``now`` of a (parsed) scheduler reply; as Batsim, refuse a decision timestamped
+    after it (Batsim aborts: "timestamp ... should be lower than or equal to now")."""
     reply_now = float(doc["now"])
-    if reply_now - now > TIME_TOLERANCE:
-        raise ProtocolError(
-            f"the scheduler answered the message of t={now!r} at t={reply_now!r}; hdeeprm-sim "
-            "does not simulate scheduling delays (for pybatsim schedulers, leave their "
-            "'sched_delay' / 'sched-delay' option at 0 or unset)",
-            f"{where}.now",
-        )
+    for index, stamp in enumerate(stamps):
+        if stamp - reply_now > TIME_TOLERANCE:
+            raise ProtocolError(
+                f"decision {index} is timestamped {stamp!r}, after the reply's now "
+                f"({reply_now!r}); timestamps must be <= now",
+                f"{where}.events",
+            )
     return reply_now
+
+
+def _refuse_pstate_changes(decisions: list, where: str) -> None:
+    for index, decision in enumerate(decisions):
+        if isinstance(decision, SetResourceState):
+            raise ProtocolError(
+                "SET_RESOURCE_STATE needs energy simulation, as in Batsim (which aborts): "
+                "run hdeeprm-sim with -E",
+                f"{where}, decision {index}",
+            )
 
 
 class ProtocolServer:
@@ -64,6 +74,8 @@ class ProtocolServer:
         timeout: longest wait for one reply, in seconds (None or <= 0: forever).
         encoder: message encoder (default: Batsim's defaults, no profile forwarding).
         workload_paths: workload name -> file path, sent in ``SIMULATION_BEGINS``.
+        allow_pstate_changes: accept ``SET_RESOURCE_STATE`` (Batsim accepts it only with
+            energy simulated, ``-E``).
     """
 
     def __init__(
@@ -74,8 +86,10 @@ class ProtocolServer:
         timeout: float | None = DEFAULT_SERVER_TIMEOUT,
         encoder: EventEncoder | None = None,
         workload_paths: Mapping[str, str] | None = None,
+        allow_pstate_changes: bool = True,
     ) -> None:
         self.engine = engine
+        self.allow_pstate_changes = allow_pstate_changes
         self.endpoint = check_endpoint(endpoint, "endpoint (-s)", connect=True)
         self.timeout = timeout
         self.encoder = encoder if encoder is not None else EventEncoder(workload_paths)
@@ -102,6 +116,7 @@ class ProtocolServer:
         # The scheduler's clock: the ``now`` of its last reply (pybatsim adds a tiny scheduling
         # delay, 1e-21 s, to each reply; Batsim then reports that time as ``now``).
         scheduler_now = 0.0
+        trace = LOG.isEnabledFor(logging.DEBUG)  # every message, as Batsim's network/INFO log
         try:
             socket.connect(self.endpoint)
             message = engine.start()
@@ -109,20 +124,35 @@ class ProtocolServer:
                 doc = encode(message)
                 if scheduler_now > message.now:
                     doc["now"] = scheduler_now
-                socket.send(dumps(doc))
+                raw_out = dumps(doc)
+                if trace:
+                    LOG.debug("Sending %s", raw_out.decode())
+                socket.send(raw_out)
                 tick = clock()
                 raw = receive(socket, self.timeout, peer=f"the scheduler at {self.endpoint}")
+                if trace:
+                    LOG.debug("Received %s", raw.decode("utf-8", "replace"))
                 waiting += clock() - tick
                 replies += 1
                 if engine.finished:
                     break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
                 where = f"reply {replies}"
                 reply = loads(raw, where)
-                scheduler_now = max(scheduler_now, reply_time(reply, message.now, where))
+                stamps: list[float] = []
                 decisions = decode_decisions(
-                    reply, at=message.now, where=where, ignored=self.ignored
+                    reply, where=where, ignored=self.ignored, stamps=stamps
                 )
-                message = engine.proceed(decisions)
+                reply_now = reply_time(reply, stamps, where)
+                if not self.allow_pstate_changes:
+                    _refuse_pstate_changes(decisions, where)
+                limit = message.now + TIME_TOLERANCE
+                if reply_now > limit or (stamps and max(stamps) > limit):
+                    # A scheduling delay (pybatsim's fillerSched answers 5 ms later): each
+                    # decision at its timestamp, the next message at the reply's now.
+                    message = engine.proceed_timed(list(zip(stamps, decisions)), reply_now)
+                else:
+                    scheduler_now = max(scheduler_now, reply_now)
+                    message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import re
 import time
+import weakref
 from collections.abc import Callable
 
 import zmq
@@ -16,6 +17,8 @@ from hdeeprm.protocol.errors import EndpointInUseError, PeerTimeoutError
 DEFAULT_ENDPOINT = "tcp://localhost:28000"
 #: How often a wait wakes up to check on the other process (s).
 POLL_INTERVAL = 0.05
+#: Sockets whose receive timeout is already POLL_INTERVAL.
+_TIMED: weakref.WeakSet[zmq.Socket] = weakref.WeakSet()
 
 
 def receive(
@@ -36,10 +39,18 @@ def receive(
     """
     forever = timeout is None or timeout <= 0
     deadline = 0.0 if forever else time.monotonic() + float(timeout)  # type: ignore[arg-type]
-    step = int(POLL_INTERVAL * 1000)
+    # A receive timeout instead of socket.poll(): poll builds a zmq.Poller on every call
+    # (measured ~16 us, against ~6 us for setting the option, done once per socket), on a hot
+    # path: one call per protocol message.
+    if socket not in _TIMED:
+        socket.setsockopt(zmq.RCVTIMEO, int(POLL_INTERVAL * 1000))
+        _TIMED.add(socket)
+    recv = socket.recv
     while True:
-        if socket.poll(step, zmq.POLLIN):
-            return socket.recv()
+        try:
+            return recv()
+        except zmq.Again:
+            pass
         if check is not None:
             check()
         if not forever and time.monotonic() >= deadline:

@@ -54,6 +54,7 @@ class SchedJob:
         "seq",
         "subtime",
         "res",
+        "mem",
         "req",
         "user",
         "actual",
@@ -68,6 +69,7 @@ class SchedJob:
         self.seq: int = record.seq
         self.subtime: float = record.subtime
         self.res: int = record.res
+        self.mem: float = getattr(record, "mem", 0.0)
         self.req = req
         self.user = user
         self.actual = actual
@@ -153,7 +155,11 @@ class BackfillScheduler:
         for name in {self.primary, self.backfill}:
             if name in STATIC and name != "FCFS":
                 self._sorted[name] = []
+        #: Cores of every queued job, sorted: the backfilling walk stops when fewer cores are
+        #: free than the smallest queued job needs.
+        self._res_sorted: list[int] = []
         self._warned_actual = False
+        self._refused: list[tuple[int, float]] = []
         #: Jobs started by backfilling (not at the head of the primary queue).
         self.nb_backfilled = 0
         #: Corrections applied to running jobs.
@@ -167,6 +173,7 @@ class BackfillScheduler:
         self.ends.clear()
         for lst in self._sorted.values():
             lst.clear()
+        self._res_sorted.clear()
         if not self._predictor_given:
             self.predictor = make_predictor(self.config)
         self.nb_backfilled = 0
@@ -188,6 +195,7 @@ class BackfillScheduler:
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
         self.queue[job.seq] = job
+        insort(self._res_sorted, job.res)
         for name, lst in self._sorted.items():
             insort(lst, (STATIC[name](job), job.seq))
 
@@ -254,7 +262,15 @@ class BackfillScheduler:
     def _launch(
         self, job: SchedJob, now: float, start: Callable[[Any], bool], done: set[int]
     ) -> bool:
+        # Within one pass the platform only fills up, and the tasks a job can place are
+        # monotone in its cores and memory per task: a job needing at least the cores and the
+        # memory of one already refused is refused too, without a costly allocation attempt.
+        res, mem = job.res, job.mem
+        for r, m in self._refused:
+            if res >= r and mem >= m:
+                return False
         if not start(job.record):
+            self._refused.append((res, mem))
             return False
         done.add(job.seq)
         job.start = now
@@ -269,6 +285,8 @@ class BackfillScheduler:
             return
         self._correct(now)
         done: set[int] = set()
+        #: ``(cores, memory per task)`` of the jobs refused by the resource manager this pass.
+        self._refused: list[tuple[int, float]] = []
         try:
             if self.variant == "conservative":
                 self._conservative(now, free, start, done)
@@ -281,6 +299,8 @@ class BackfillScheduler:
         queue = self.queue
         for seq in done:
             job = queue.pop(seq)
+            res_sorted = self._res_sorted
+            del res_sorted[bisect_left(res_sorted, job.res)]
             for name, lst in self._sorted.items():
                 i = bisect_left(lst, (STATIC[name](job), seq))
                 del lst[i]
@@ -298,10 +318,11 @@ class BackfillScheduler:
             return
         shadow, extra = self.ends.shadow(head.res, free(), now)
         done.add(head.seq)  # not a backfilling candidate
+        smallest = self._res_sorted[0]  # over the queue at the start of the pass: a bound
         try:
             for job in self._order(self.backfill, now, done):
                 avail = free()
-                if not avail:
+                if avail < smallest:
                     break
                 if job.res > avail:
                     continue

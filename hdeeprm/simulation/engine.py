@@ -46,6 +46,7 @@ per-host energies are integrated the same way, lazily.
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 import operator
 from collections.abc import Sequence
@@ -90,9 +91,17 @@ FINAL_STATES = frozenset(
 _STATES = {s: s for s in (NOT_SUBMITTED, SUBMITTED, RUNNING, *FINAL_STATES)}
 
 # --- heap priorities at one instant (lower first) -------------------------------------------
-_COMPLETE = 0
-_WALLTIME = 1
+# A walltime reached at the very instant the job's work ends wins, as in Batsim 4.2.1 (a delay
+# job runs to completion only if ``delay < walltime``; a ptask still running when its
+# ``wait_for(walltime)`` times out is killed): such a job ends COMPLETED_WALLTIME_REACHED.
+_WALLTIME = 0
+_COMPLETE = 1
 _CALL = 2
+
+#: Stalled-job warnings logged per simulation, and hosts named in each.
+MAX_STALL_WARNINGS = 10
+MAX_HOSTS_NAMED = 8
+LOG = logging.getLogger("hdeeprm.simulation")
 
 #: A P-state whose speed is at most this fraction of the host's fastest P-state counts as
 #: speed 0: a job on such a host is stalled until the host speeds up again. (SimGrid refuses
@@ -316,6 +325,7 @@ class Engine:
         self._dirty: dict[SimJob, None] = {}
         self._started = False
         self._ended = False
+        self._warned_stalls = 0
         self.nb_events = 0
         self.nb_messages = 0
 
@@ -433,10 +443,60 @@ class Engine:
         Each decision is validated before it changes anything, so a bad one raises
         :class:`SimulationError` and leaves the engine as it was after the previous decision.
         """
+        self._check_running()
+        self._apply(decisions)
+        return self._next_message()
+
+    def proceed_timed(
+        self, decisions: Sequence[tuple[float, Decision]], ready_at: float
+    ) -> Message:
+        """Batsim's scheduling delays: apply each ``(timestamp, decision)`` at its timestamp
+        (or now, if that has passed) and return the next message no earlier than
+        ``ready_at``, the reply's ``now``.
+
+        As Batsim 4.2.1 does, events that happen while the scheduler "thinks" (up to and
+        including ``ready_at``) are held back and sent together at ``ready_at``, each with its
+        own timestamp; without such events the next message is the next instant with events.
+        Timestamps must not decrease and ``ready_at`` must not precede them.
+        """
+        self._check_running()
+        held: list[Event] = []
+        for when, decision in decisions:
+            if when > self._now:
+                self._hold_until(when, held)
+            self._apply((decision,))
+        if ready_at > self._now:
+            self._hold_until(ready_at, held)
+        if not held:
+            return self._next_message()
+        if self._dirty:
+            self._repace()
+        if self._next_time() == self._now:  # events caused by the last decisions
+            held += self._collect(self._now)
+        return self._message(self._now, held)
+
+    def _hold_until(self, until: float, held: list[Event]) -> None:
+        """Advance the clock to ``until``, collecting every event up to it into ``held``."""
+        while True:
+            if self._dirty:
+                self._repace()
+            when = self._next_time()
+            if when > until:
+                break
+            if when > self._now:
+                self._energy += self._power * (when - self._now)
+                self._now = when
+            held += self._collect(when)
+        self._energy += self._power * (until - self._now)
+        self._now = until
+
+    def _check_running(self) -> None:
         if not self._started:
             raise SimulationError("proceed() before start()")
         if self._ended:
             raise SimulationError("the simulation has ended (SIMULATION_ENDS was sent)")
+
+    def _apply(self, decisions: Sequence[Decision]) -> None:
         for decision in decisions:
             kind = type(decision)
             if kind is ExecuteJob:
@@ -451,6 +511,8 @@ class Engine:
                 self._kill(decision)
             else:
                 raise SimulationError(f"unknown decision {decision!r}")
+
+    def _next_message(self) -> Message:
         if self._dirty:
             self._repace()
         when = self._next_time()
@@ -650,16 +712,53 @@ class Engine:
         job._work = work
         job._rate = rate
         job._last = now
-        if work <= 0.0:
-            self._push(now, _COMPLETE, job, job._version)
-        elif rate > 0.0:
-            self._push(now + work / rate, _COMPLETE, job, job._version)
         walltime = job.spec.walltime
         if walltime is not None:
-            self._push(now + walltime, _WALLTIME, job, 0)
+            if not job._delay:
+                self._push(now + walltime, _WALLTIME, job, 0)
+            elif not work < walltime:
+                # Batsim compares the durations themselves (``delay < walltime``), not the end
+                # times, which rounding could make equal: a delay job's fate is known now.
+                self._push(now + walltime, _WALLTIME, job, 0)
+                work = math.inf
+        if work <= 0.0:
+            self._push(now, _COMPLETE, job, job._version)
+        elif rate > 0.0 and work != math.inf:
+            self._push(now + work / rate, _COMPLETE, job, job._version)
+        elif rate <= 0.0 and not job._delay:
+            self._warn_stalled(job)
         if self._trace:
             self.energy_trace.append((now, self._energy, "s", self._wattmin))
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+
+    def _warn_stalled(self, job: SimJob) -> None:
+        """A computation started on a host whose current P-state has speed 0 never progresses
+        until the host is switched to a computing P-state: say so (third-party schedulers
+        that do not manage P-states hit this on hdeeprm's platforms, whose cores start in P3;
+        see ``hdeeprm-sim --initial-pstate``)."""
+        if self._warned_stalls >= MAX_STALL_WARNINGS:
+            return
+        self._warned_stalls += 1
+        speed = self._cur_speed
+        stalled = [h for h in job.alloc if speed[h] <= 0.0]
+        hosts = self.platform.hosts
+        names = ", ".join(
+            f"{h} ({hosts[h].name}, P{self._pstate[h]})" for h in stalled[:MAX_HOSTS_NAMED]
+        )
+        more = len(stalled) - MAX_HOSTS_NAMED
+        LOG.warning(
+            "t=%s: job %s started on %d host(s) whose current P-state has speed 0: %s%s; it "
+            "will not progress until they are set to a computing P-state (SET_RESOURCE_STATE), "
+            "or start the hosts in one (hdeeprm-sim --initial-pstate 0)%s",
+            repr(self._now),
+            job.id,
+            len(stalled),
+            names,
+            f" and {more} more" if more > 0 else "",
+            " [no further such warnings]"
+            if self._warned_stalls == MAX_STALL_WARNINGS
+            else "",
+        )
 
     def _end(self, job: SimJob, state: str) -> Event:
         """Finish a running job now in ``state``; return its ``JOB_COMPLETED`` event."""
@@ -840,6 +939,10 @@ class Engine:
             cur_full[host] = new_full
         self._power += d_power
         self._wattmin += d_wattmin
+        if self._trace:
+            # ... and once more after it, with the new wattmin (Batsim's second row, logged
+            # when the last machine of the request has switched).
+            self.energy_trace.append((now, self._energy, "p", self._wattmin))
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
         if self._trace:

@@ -118,7 +118,11 @@ def _div(num: float, den: float) -> float:
     return float("inf") if num > 0 else float("-inf")
 
 
-def _job_row(job: SimJob) -> str:
+#: ``consumed_energy`` of a job when energy is not simulated (Batsim without ``-E``).
+NO_ENERGY = -1.0
+
+
+def _job_row(job: SimJob, energy: bool = True) -> str:
     spec = job.spec
     walltime = spec.walltime if spec.walltime is not None else -1.0
     if job.state == REJECTED or job.start_time is None or job.finish_time is None:
@@ -134,7 +138,7 @@ def _job_row(job: SimJob) -> str:
             _f(turnaround),
             _f(_div(turnaround, runtime)),
             format_interval_set(job.alloc),
-            _f(job.energy),
+            _f(job.energy if energy else NO_ENERGY),
         ]
     return ",".join(
         [
@@ -152,17 +156,23 @@ def _job_row(job: SimJob) -> str:
     )
 
 
-def jobs_csv(engine: Engine) -> str:
-    """Text of ``out_jobs.csv``."""
+def jobs_csv(engine: Engine, *, energy: bool = True) -> str:
+    """Text of ``out_jobs.csv`` (``energy=False``: ``consumed_energy`` is -1, as Batsim
+    writes it without ``-E``)."""
     lines = [",".join(JOBS_COLUMNS)]
-    lines.extend(_job_row(job) for job in engine.finished_jobs)
+    lines.extend(_job_row(job, energy) for job in engine.finished_jobs)
     return "\n".join(lines) + "\n"
 
 
 def schedule_values(
-    engine: Engine, *, scheduling_time: float = 0.0, simulation_time: float = 0.0
+    engine: Engine,
+    *,
+    scheduling_time: float = 0.0,
+    simulation_time: float = 0.0,
+    energy: bool = True,
 ) -> dict[str, str]:
-    """The aggregates of ``out_schedule.csv``, formatted as Batsim writes them."""
+    """The aggregates of ``out_schedule.csv``, formatted as Batsim writes them
+    (``energy=False``: ``consumed_joules`` 0, as Batsim without ``-E``: -1 minus -1)."""
     nb_jobs = nb_finished = nb_success = nb_killed = nb_rejected = 0
     sum_wait = sum_turn = sum_slow = 0.0
     makespan = max_wait = max_turn = max_slow = 0.0
@@ -191,7 +201,7 @@ def schedule_values(
     first = engine.energy_first_submission or 0.0
     values = {
         "batsim_version": ENGINE_VERSION,
-        "consumed_joules": _f(engine.energy_last_completion - first),
+        "consumed_joules": _f(engine.energy_last_completion - first if energy else 0.0),
         "makespan": _f(makespan),
         "max_slowdown": _f(max_slow),
         "max_turnaround_time": _f(max_turn),
@@ -221,11 +231,15 @@ def schedule_values(
 
 
 def schedule_csv(
-    engine: Engine, *, scheduling_time: float = 0.0, simulation_time: float = 0.0
+    engine: Engine,
+    *,
+    scheduling_time: float = 0.0,
+    simulation_time: float = 0.0,
+    energy: bool = True,
 ) -> str:
     """Text of ``out_schedule.csv``."""
     values = schedule_values(
-        engine, scheduling_time=scheduling_time, simulation_time=simulation_time
+        engine, scheduling_time=scheduling_time, simulation_time=simulation_time, energy=energy
     )
     return ",".join(values) + "\n" + ",".join(values.values()) + "\n"
 
@@ -249,14 +263,15 @@ def pstate_changes_csv(engine: Engine) -> str:
 
 
 def consumed_energy_csv(engine: Engine) -> str:
-    """Text of ``out_consumed_energy.csv``."""
+    """Text of ``out_consumed_energy.csv``: Batsim's ``%f`` (6 decimals) on every number; a
+    P-state change gives two rows (before and after it, the second with the new wattmin)."""
     lines = [",".join(ENERGY_COLUMNS)]
     last_time = 0.0
     last_energy = 0.0
     for t, energy, kind, wattmin in engine.energy_trace:
         dt = t - last_time
-        epower = _g((energy - last_energy) / dt) if dt > 0 else "NA"
-        lines.append(f"{_g(t)},{_g(energy)},{kind},{_g(wattmin)},{epower}")
+        epower = _f((energy - last_energy) / dt) if dt > 0 else "NA"
+        lines.append(f"{_f(t)},{_f(energy)},{kind},{_f(wattmin)},{epower}")
         last_time = t
         last_energy = energy
     return "\n".join(lines) + "\n"
@@ -269,22 +284,30 @@ def write_outputs(
     *,
     scheduling_time: float = 0.0,
     simulation_time: float = 0.0,
+    energy: bool = True,
 ) -> dict[str, Path]:
     """Write the five Batsim output files into ``output_dir``; return their paths by kind.
 
     The engine must have been built with ``trace=True`` (the default) for the time series.
+    ``energy=False`` writes what Batsim writes without ``-E``: jobs' ``consumed_energy`` -1,
+    ``consumed_joules`` 0, and neither ``out_pstate_changes.csv`` nor
+    ``out_consumed_energy.csv``.
     """
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
     texts = {
-        "jobs": jobs_csv(engine),
+        "jobs": jobs_csv(engine, energy=energy),
         "schedule": schedule_csv(
-            engine, scheduling_time=scheduling_time, simulation_time=simulation_time
+            engine,
+            scheduling_time=scheduling_time,
+            simulation_time=simulation_time,
+            energy=energy,
         ),
         "machine_states": machine_states_csv(engine),
-        "pstate_changes": pstate_changes_csv(engine),
-        "consumed_energy": consumed_energy_csv(engine),
     }
+    if energy:
+        texts["pstate_changes"] = pstate_changes_csv(engine)
+        texts["consumed_energy"] = consumed_energy_csv(engine)
     paths: dict[str, Path] = {}
     for kind, text in texts.items():
         path = folder / f"{prefix}{kind}.csv"

@@ -27,6 +27,7 @@ Batsim's rules, reproduced here:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -116,6 +117,22 @@ class SimPlatform:
             if host.name == name:
                 return host
         raise KeyError(name)
+
+    def with_initial_pstate(self, pstate: int, where: str = "platform") -> SimPlatform:
+        """The same platform with every host starting in ``pstate``.
+
+        Raises:
+            InputError: a host has no such P-state.
+        """
+        for host in self.hosts:
+            if not 0 <= pstate < host.nb_pstates:
+                raise InputError(
+                    f"initial P-state {pstate} does not exist on host {host.name!r} "
+                    f"(P-states 0..{host.nb_pstates - 1})",
+                    where,
+                )
+        hosts = [dataclasses.replace(host, pstate=pstate) for host in self.hosts]
+        return SimPlatform(hosts, self.path, self.master_host, list(self.storage_hosts))
 
     @classmethod
     def homogeneous(

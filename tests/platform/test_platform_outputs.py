@@ -132,6 +132,8 @@ def test_xml_network(gaia_xml) -> None:
     assert (main.get("id"), main.get("routing")) == ("main", "Full")
     zones = main.findall("zone")
     assert [z.get("id") for z in zones] == ["master", "clu_0"]
+    # Not routing="None": SimGrid aborts on a zoneRoute whose gateway is in an Empty zone.
+    assert zones[0].get("routing") == "Full"
     cluster = zones[1]
     assert cluster.find("router").get("id") == "rou_0"
     assert props(cluster) == {"cluster_name": "gaia"}
@@ -140,9 +142,10 @@ def test_xml_network(gaia_xml) -> None:
     assert links[0].attrib == {
         "id": "udl_0",
         "bandwidth": "32Gbps",
-        "latency": "1.5us",
+        "latency": "0s",
         "sharing_policy": "SPLITDUPLEX",
     }
+    assert props(links[0]) == {"documented_latency": "1.5us"}
     routes = cluster.findall("route")
     assert len(routes) == 2 * 2280  # router -> core (DOWN) and core -> router (UP)
     # Core 1136 is on node 79: its routes go through udl_79.
@@ -177,11 +180,16 @@ def test_two_clusters_ids_and_xml(tmp_path: Path) -> None:
     main = root.find("zone")
     assert [z.get("id") for z in main.findall("zone")] == ["master", "clu_0", "clu_1"]
     assert len(main.findall("zoneRoute")) == 4
-    assert [g.get("latency") for g in main.findall("link")] == ["1ms", "1ms"]
+    # Latency 0 on the wire (Batsim's completion messages, see simgrid.py); documented kept.
+    assert [g.get("latency") for g in main.findall("link")] == ["0s", "0s"]
+    assert [g.find("prop").attrib for g in main.findall("link")] == [
+        {"id": "documented_latency", "value": "1ms"}
+    ] * 2
     clu1 = main.findall("zone")[2]
     assert {h.get("id") for h in clu1.iter("host")} == {f"cor_{i:02d}" for i in range(6, 16)}
     assert len(clu1.findall("route")) == 20
-    assert clu1.find("link").get("latency") == "75us"
+    assert clu1.find("link").get("latency") == "0s"
+    assert clu1.find("link").find("prop").get("value") == "75us"
     assert hosts_by_id(root)["cor_06"].get("speed") == "3.0Gf, 2.25Gf, 1e-06Gf, 1e-06Gf"
 
 

@@ -124,7 +124,10 @@ def test_launch_reports_batsim_failures(tmp_path: Path, monkeypatch) -> None:
     assert crashed.exit_code == 2
     assert "exited with code 3" in crashed.output and "simulated Batsim failure" in crashed.output
     assert not (tmp_path / "c" / "out_jobs.csv").exists()  # no partial outputs
-    assert "simulated Batsim failure" in (tmp_path / "c" / "batsim.log").read_text()
+    log = tmp_path / "c" / "batsim.log"
+    assert "simulated Batsim failure" in log.read_text()
+    # The message names the log where it is after the run, not the removed working folder.
+    assert f"full output in {log}" in " ".join(crashed.output.split())
     assert not list((tmp_path / "c").glob(".batsim-*"))
 
     usage = runner.invoke(main, [str(options), "--simulator", "embedded", "--batsim", "x"])

@@ -187,19 +187,45 @@ def test_scheduler_clock_is_reported_back(tmp_path: Path) -> None:
     assert (job.start_time, job.finish_time) == (0.0, 5.0)
 
 
-def test_scheduling_delays_are_refused(tmp_path: Path) -> None:
+def test_scheduling_delays_are_simulated_as_batsim(tmp_path: Path) -> None:
+    """A reply whose ``now`` is later (pybatsim's fillerSched answers 5 ms later): events of
+    the meantime are held and sent at that time, decisions apply at their timestamps."""
+    scheduler = Scheduler()
+    try:
+        server = _server(tmp_path, scheduler.endpoint)
+        thread, outcome = _run_in_thread(server.run)
+        first = scheduler.recv()
+        assert first["now"] == 0.0
+        scheduler.socket.send_string(json.dumps({"now": 0.005, "events": []}))
+        second = scheduler.recv()
+        # The submissions of t = 0 arrive when the scheduler is ready again, at 0.005.
+        assert second["now"] == 0.005
+        assert {e["timestamp"] for e in second["events"]} == {0.0}
+        reply = {"now": 0.005, "events": thesis_answers(second)}
+        scheduler.socket.send_string(json.dumps(reply))
+        scheduler.play(thesis_answers)
+        thread.join(5.0)
+    finally:
+        scheduler.close()
+    assert "error" not in outcome, outcome
+    job = server.engine.jobs["w0!job0"]
+    assert (job.start_time, job.finish_time) == (0.005, 5.005)
+
+
+def test_decisions_after_the_replys_now_are_refused(tmp_path: Path) -> None:
     scheduler = Scheduler()
     try:
         server = _server(tmp_path, scheduler.endpoint)
         thread, outcome = _run_in_thread(server.run)
         scheduler.recv()
-        scheduler.socket.send_string(json.dumps({"now": 0.005, "events": []}))
+        late = {"timestamp": 2.0, "type": "CALL_ME_LATER", "data": {"timestamp": 9.0}}
+        scheduler.socket.send_string(json.dumps({"now": 1.0, "events": [late]}))
         thread.join(5.0)
     finally:
         scheduler.close()
     error = outcome["error"]
     assert isinstance(error, ProtocolError)
-    assert "reply 1.now" in str(error) and "does not simulate scheduling delays" in str(error)
+    assert "timestamped 2.0, after the reply's now (1.0)" in str(error)
 
 
 def test_silent_scheduler_times_out(tmp_path: Path) -> None:

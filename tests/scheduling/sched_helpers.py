@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+import csv
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "decision"))
+from decision_helpers import make_platform
 
-from decision_helpers import make_platform  # noqa: E402
-
-from hdeeprm.agents import ClassicAgent  # noqa: E402
-from hdeeprm.decision import ActionSpace, WorkloadManager  # noqa: E402
-from hdeeprm.platform import write_platform_xml  # noqa: E402
-from hdeeprm.platform.hierarchy import Platform  # noqa: E402
-from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler  # noqa: E402
-from hdeeprm.simulation import simulate  # noqa: E402
-from hdeeprm.workload.model import JobSpec, Profile, Workload  # noqa: E402
+from hdeeprm.agents import ClassicAgent
+from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.platform import write_platform_xml
+from hdeeprm.platform.hierarchy import Platform
+from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler
+from hdeeprm.simulation import simulate
+from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 #: (id, submit time, cores, real run time, requested time[, user])
 Job = tuple
@@ -59,8 +57,6 @@ def run(
     simulate(xml, wl, manager, tmp)
     starts = {}
     with open(tmp / "out_jobs.csv") as handle:
-        import csv
-
         for row in csv.DictReader(handle):
             starts[row["job_id"]] = float(row["starting_time"])
     return starts, sched

@@ -6,12 +6,18 @@ job runs exactly its real run time. Each expected start time is worked out in th
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
-from sched_helpers import homogeneous, run
+from decision_helpers import hetero_platform
+from sched_helpers import homogeneous, run, workload
 
-from hdeeprm.scheduling import BackfillScheduler, HeuristicTriple, SchedulerConfig
+from hdeeprm.agents import ClassicAgent
+from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.platform import write_platform_xml
+from hdeeprm.scheduling import BackfillScheduler, HeuristicTriple, SchedulerConfig, parse_scheduler
+from hdeeprm.simulation import simulate
 
 
 def test_easy_backfills_a_job_that_ends_before_the_reservation(tmp_path: Path) -> None:
@@ -218,3 +224,32 @@ def test_ave2_predictions_from_the_users_history(tmp_path: Path) -> None:
     run(homogeneous(2), jobs, sched, tmp_path)
     # a, b: no history (requested 1000); c: mean(10, 30) = 20; d: user 8 has none.
     assert predictions == {"a": 1000, "b": 1000, "c": 20, "d": 1000}
+
+
+def test_heterogeneous_memory_and_core_policy(tmp_path: Path) -> None:
+    # decision_helpers.hetero_platform: node 0 (16,000 MB) cores 0-1 at 2 GFLOPS; node 1
+    # (8,000 MB) cores 2-3 at 4.4 and 4-6 at 3.0; node 2 (64,000 MB) cores 7-8 at 4.0.
+    # 1 (7 cores) takes the fastest cores by high_gflops: 2, 3, 7, 8, 4, 5, 6; 0 and 1 stay
+    # free. 2 (2 tasks of 9,000 MB) has the cores but not the memory (node 0 holds one task):
+    # it is the head, reserved "now" (the profile counts cores only) with no spare core, so
+    # 3 (1 core, ends at 5) cannot backfill: a job predicted to end after "now" would delay
+    # it. At 10, 2 goes to node 2 (cores 7, 8: node 1 lacks the memory) and 3 to core 2.
+    jobs = [("1", 0, 7, 10, 10), ("2", 1, 2, 5, 5), ("3", 2, 1, 3, 3)]
+    wl = workload(jobs, 9)
+    wl.profiles["2"].extra["mem"] = 9000.0
+    platform = hetero_platform()
+    write_platform_xml(platform, tmp_path / "platform.xml")
+    actions = ActionSpace()
+    manager = WorkloadManager(
+        platform,
+        actions,
+        ClassicAgent(actions, "first-high_gflops"),
+        scheduler=BackfillScheduler(parse_scheduler("easy")),
+    )
+    simulate(tmp_path / "platform.xml", wl, manager, tmp_path)
+    with open(tmp_path / "out_jobs.csv") as handle:
+        rows = {r["job_id"]: r for r in csv.DictReader(handle)}
+    assert {k: float(r["starting_time"]) for k, r in rows.items()} == {"1": 0, "2": 10, "3": 10}
+    assert rows["1"]["allocated_resources"] == "2-8"
+    assert rows["2"]["allocated_resources"] == "7-8"
+    assert rows["3"]["allocated_resources"] == "2"

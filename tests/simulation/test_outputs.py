@@ -81,16 +81,20 @@ def test_tiny_case_files_are_batsim_exact(tmp_path: Path) -> None:
         "5,0-1,-1",
         "5,0-1,3",
     ]
-    # Energy rows at job start (s), P-state requests (p, with the wattmin before switching)
-    # and job end (e). wattmin: 2 x 5 W (P3) = 10, then 100 + 5 = 105, then 100 + 25 = 125.
+    # Energy rows at job start (s), job end (e) and two per P-state change (p): before it,
+    # with the old wattmin, and after it, with the new one, as Batsim 4.2.1 (its %f format).
+    # wattmin: 2 x 5 W (P3) = 10, then 100 + 5 = 105, then 100 + 25 = 125, at t = 5 back to 10.
     # At t = 5: 625 J = 500 + 125, epower = 625 J / 5 s = 125 W.
     assert paths["consumed_energy"].read_text().splitlines() == [
         "time,energy,event_type,wattmin,epower",
-        "0,0,s,10,NA",
-        "0,0,p,10,NA",
-        "0,0,p,105,NA",
-        "5,625,e,125,125",
-        "5,625,p,125,NA",
+        "0.000000,0.000000,s,10.000000,NA",
+        "0.000000,0.000000,p,10.000000,NA",
+        "0.000000,0.000000,p,105.000000,NA",
+        "0.000000,0.000000,p,105.000000,NA",
+        "0.000000,0.000000,p,125.000000,NA",
+        "5.000000,625.000000,e,125.000000,125.000000",
+        "5.000000,625.000000,p,125.000000,NA",
+        "5.000000,625.000000,p,10.000000,NA",
     ]
     assert paths["machine_states"].read_text().splitlines() == [
         "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing",

@@ -1,0 +1,72 @@
+"""pybatsim's schedulers against a real Batsim 4.2.1 and against hdeeprm-sim, on real traces:
+print how many jobs' out_jobs.csv rows differ, per column, and both wall times.
+
+    python benchmarks/batsim_equivalence.py [--trace UniLu-Gaia-2014-1.swf.gz] [--platform gaia]
+        [--profile delay|parallel_homogeneous] [--nb-jobs N] [--schedulers fillerSched,...]
+
+Needs Batsim (``make batsim``, or ``HDEEPRM_BATSIM``) and ``../shared/traces``. Walltimes are
+the traces' requested times (none where the trace records none), submissions start at t = 1
+(pybatsim's scheduler API refuses t = 0) and cores start in P0 (pybatsim does not manage
+P-states). Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "tests" / "batsim"), str(REPO / "tests")]
+
+from batsim_env import jobs_differences, locate_batsim, locate_pybatsim  # noqa: E402
+from pybatsim_runs import run_on_batsim, run_on_hdeeprm  # noqa: E402
+from trace_workloads import trace_inputs  # noqa: E402
+
+#: pybatsim's EASY backfilling and the deterministic delayed filler of the tests (pybatsim's own
+#: fillerSched is not deterministic; schedFcfs & co. take minutes per 1,000 jobs).
+DELAYED = REPO / "tests" / "batsim" / "schedulers" / "delayedFiller.py"
+SCHEDULERS = f"easyBackfill,{DELAYED}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", default="UniLu-Gaia-2014-1.swf.gz")
+    parser.add_argument("--platform", default="gaia", help="a platform_examples/ name")
+    parser.add_argument("--profile", default="delay", choices=["delay", "parallel_homogeneous"])
+    parser.add_argument("--nb-jobs", type=int, default=None, help="default: the whole trace")
+    parser.add_argument("--schedulers", default=SCHEDULERS)
+    args = parser.parse_args()
+    batsim, why = locate_batsim()
+    if batsim is None:
+        sys.exit(why)
+    pybatsim, why = locate_pybatsim(batsim)
+    if pybatsim is None:
+        sys.exit(why)
+    trace = REPO.parent / "shared" / "traces" / args.trace
+    with tempfile.TemporaryDirectory(prefix="batsim-eq-") as tmp:
+        folder = Path(tmp)
+        xml, workload, nb = trace_inputs(
+            trace, REPO / "platform_examples" / f"{args.platform}.json", folder, args.profile,
+            args.nb_jobs,
+        )
+        print(f"{args.trace}, {nb} jobs, {args.profile} profiles, platform {args.platform}")
+        print(f"{'scheduler':<22}{'Batsim':>9}{'hdeeprm':>9}  differing jobs per column "
+              "(as printed | to 1 us)")
+        for name in args.schedulers.split(","):
+            start = time.perf_counter()
+            runs = folder / Path(name).stem
+            b = run_on_batsim(batsim, pybatsim, name, xml, workload, runs / "b")
+            mid = time.perf_counter()
+            h = run_on_hdeeprm(pybatsim, name, xml, workload, runs / "h")
+            end = time.perf_counter()
+            exact = jobs_differences(b, h) or "identical"
+            close = jobs_differences(b, h, time_tol=1e-6) or "identical"
+            label = Path(name).stem
+            print(f"{label:<22}{mid - start:>8.1f}s{end - mid:>8.1f}s  {exact} | {close}")
+
+
+if __name__ == "__main__":
+    main()

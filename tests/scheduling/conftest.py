@@ -1,0 +1,8 @@
+"""Lets the scheduling tests import the decision tests' hand-built platforms."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "decision"))

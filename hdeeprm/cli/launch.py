@@ -8,13 +8,12 @@ Generates whatever of ``platform.xml``, ``res_hierarchy.json``, ``workload.json`
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import click
 
-from hdeeprm.errors import HDeepRMError, Interrupted
+from hdeeprm.cli._report import reported
 
 
 class BatsimChoice(NamedTuple):
@@ -36,7 +35,8 @@ def _say(quiet: bool, message: str) -> None:
     "--agent",
     "agent_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Python file defining a learning agent class (LEARNING agents).",
+    help="Python file defining a learning agent class (LEARNING agents without a built-in "
+    "'algorithm').",
 )
 @click.option(
     "-cw",
@@ -113,7 +113,7 @@ def main(
         from hdeeprm.protocol.client import default_batsim
 
         batsim = BatsimChoice(batsim_path or default_batsim(), batsim_timeout)
-    try:
+    with reported():
         _launch(
             options_file,
             agent_file,
@@ -125,15 +125,6 @@ def main(
             quiet,
             batsim,
         )
-    except HDeepRMError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except Interrupted as exc:
-        click.echo(f"\n{exc.message}", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted: no partial output files were left behind", err=True)
-        sys.exit(130)
 
 
 def _launch(
@@ -169,6 +160,21 @@ def _launch(
             options.source,
             "pybatsim.agent.type",
         )
+    elif options.agent.algorithm is not None:
+        if agent_file is not None:
+            raise InputError(
+                f"-a is for agents written in a file; this options file asks for the built-in "
+                f"algorithm '{options.agent.algorithm}'",
+                options.source,
+                "pybatsim.agent.algorithm",
+            )
+        if nb_runs != 1:
+            raise InputError(
+                "-nr counts episodes of file agents; a built-in algorithm trains for "
+                "params.total_timesteps decisions",
+                options.source,
+                "pybatsim.agent.params.total_timesteps",
+            )
     elif agent_file is None:
         raise InputError(
             "a LEARNING agent needs its class file: pass -a AGENT.py (templates in "
@@ -192,6 +198,12 @@ def _launch(
         f"{len(inputs.workload.jobs)} jobs; run folder: {out}",
     )
 
+    if learning and options.agent.algorithm == "ppo":
+        from hdeeprm.training.ppo_run import run_ppo
+
+        click.echo(run_ppo(inputs, in_model=in_model, out_model=out_model,
+                           progress=not quiet).summary())
+        return
     if learning:
         from hdeeprm.experiment.run import insights_log
         from hdeeprm.training import run_learning

@@ -26,7 +26,9 @@ New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` win
 must not overlap; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
 constructor arguments for a user's learning agent) and ``scheduler`` (a backfilling
 scheduler for CLASSIC runs: a preset name such as ``"easy++"`` or an object, see
-:func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``).
+:func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``), ``algorithm``
+(``"ppo"``: the built-in PPO trainer instead of an agent file; ``params`` then holds its
+hyperparameters) and ``run: "evaluate"`` (greedy decisions, no updates).
 
 Everything is checked before a simulation starts; unknown or misspelt keys are errors, and every
 error names the key (as a JSON path), the bad value and the allowed values. Relative paths are
@@ -69,7 +71,9 @@ OBSERVATIONS: tuple[str, ...] = ("normal", "small", "minimal", "queue")
 REWARDS: tuple[str, ...] = ("objective", "thesis")
 LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 AGENT_TYPES: tuple[str, ...] = ("CLASSIC", "LEARNING")
-RUN_TYPES: tuple[str, ...] = ("train", "test")
+RUN_TYPES: tuple[str, ...] = ("train", "test", "evaluate")
+#: Built-in learning algorithms (``pybatsim.agent.algorithm``); without one, ``-a FILE``.
+ALGORITHMS: tuple[str, ...] = ("ppo",)
 SYNTHETIC_MODELS: tuple[str, ...] = ("lublin",)
 
 
@@ -136,6 +140,8 @@ class AgentOptions:
     params: dict[str, Any] = field(default_factory=dict)
     #: A backfilling scheduler for CLASSIC runs (``None``: the pair's job policy, blocking).
     scheduler: SchedulerConfig | None = None
+    #: A built-in algorithm (``"ppo"``) instead of an agent file; ``None``: ``-a FILE``.
+    algorithm: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +269,9 @@ PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
 EPISODES_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "eval_windows", "eval_seed")
 ACTIONS_KEYS = ("selection", "void")
-AGENT_KEYS = ("type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "scheduler")
+AGENT_KEYS = (
+    "type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "scheduler", "algorithm"
+)
 SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
 
 
@@ -451,7 +459,14 @@ def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentO
         if agent_type != "CLASSIC":
             raise chk.fail(swhere, "a backfilling scheduler is only available to CLASSIC agents")
         scheduler = parse_scheduler(raw["scheduler"], swhere, chk.path)
-    return AgentOptions(agent_type, policy_pair, run, hidden, lr, gamma, dict(params), scheduler)
+    algorithm = raw.get("algorithm")
+    if algorithm is not None:
+        algorithm = chk.choice(algorithm, _join(where, "algorithm"), ALGORITHMS)
+        if agent_type != "LEARNING":
+            raise chk.fail(_join(where, "algorithm"), "is for LEARNING agents only")
+    return AgentOptions(
+        agent_type, policy_pair, run, hidden, lr, gamma, dict(params), scheduler, algorithm
+    )
 
 
 def options_from_json(

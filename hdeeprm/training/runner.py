@@ -1,7 +1,8 @@
 """Training and evaluation runs of learning agents (``hdeeprm-launch`` with a LEARNING agent).
 
 One episode is one full simulation. With ``run == "train"`` the agent is updated once at the
-end of every episode; with ``"test"`` it only acts (no gradients). Everything a run writes is
+end of every episode; with ``"test"`` it only acts (no gradients), sampling its actions; with
+``"evaluate"`` it acts greedily (its most probable action). Everything a run writes is
 written atomically: the model checkpoint (``-om``), ``training_log.csv`` (one row per episode)
 and the Batsim outputs of the last episode.
 """
@@ -397,6 +398,8 @@ def run_learning(
             observation_size=env.observation_size,
         )
     agent.train(training)
+    if agent_opts.run == "evaluate":  # greedy decisions (PolicyLearningAgent.deterministic)
+        agent.deterministic = True
     run_dir = inputs.output_dir
     log_path = run_dir / LOG_FILE
     header = log_header(env.action_names)

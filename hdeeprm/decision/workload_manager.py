@@ -564,6 +564,26 @@ class WorkloadManager:
         fit = np.floor((np.asarray(pool.node_free_mem) + MEM_TOL) / mem)
         return int(np.minimum(free, fit).sum()) >= res
 
+    def start_job(self, job: JobRecord, core_policy: str) -> bool:
+        """Start one queued ``job`` now on cores chosen by ``core_policy`` (agents that pick
+        jobs themselves, :mod:`hdeeprm.environment.job_selection`); ``False`` if it cannot
+        be placed now. The caller owes the simulator :meth:`flush` followed by an
+        ``ExecuteJob(job.id, job.alloc)`` per started job."""
+        alloc = self.resource_manager.allocate(
+            job.id, job.res, job.mem, job.mem_bw, core_policy, self.now
+        )
+        if alloc is None:
+            return False
+        self.job_scheduler.remove(job)
+        job.state = RUNNING
+        job.alloc = tuple(alloc)
+        job.start = self.now
+        self.running[job.id] = job
+        self.nb_started += 1
+        for listener in self.job_listeners:
+            listener.started(job)
+        return True
+
     def _void_wakeup(self, decisions: list[Decision]) -> None:
         """After a void action, make sure some event will come back (else the queue would
         wait forever): ask for a call when no job runs and none is left to submit."""

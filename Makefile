@@ -26,8 +26,8 @@ install:
 install-test:
 	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
 	$(PIP) "$(TORCH)"
-	@echo "==> 2/2 installing hdeeprm (editable) with its test tools"
-	$(PIP) -e ".[test]"
+	@echo "==> 2/2 installing hdeeprm (editable) with its test tools and the rl extra (SB3, sb3-contrib, TensorBoard are tested)"
+	$(PIP) -e ".[test,rl]"
 
 demo: install
 	hdeeprm-launch data/quickstart/options.json --output-dir runs/quickstart

@@ -9,12 +9,11 @@ output folder.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli._report import reported
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,7 +66,7 @@ def main(
     quiet: bool,
 ) -> None:
     """Evaluate MODEL, the fixed pairs and random choice on OPTIONS_FILE's held-out windows."""
-    try:
+    with reported():
         _evaluate(
             options_file,
             model,
@@ -80,12 +79,6 @@ def main(
             no_plot,
             quiet,
         )
-    except HDeepRMError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted: no partial output files were left behind", err=True)
-        sys.exit(130)
 
 
 def _evaluate(

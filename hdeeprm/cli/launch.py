@@ -8,13 +8,12 @@ Generates whatever of ``platform.xml``, ``res_hierarchy.json``, ``workload.json`
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import click
 
-from hdeeprm.errors import HDeepRMError, Interrupted
+from hdeeprm.cli._report import reported
 
 
 class BatsimChoice(NamedTuple):
@@ -114,7 +113,7 @@ def main(
         from hdeeprm.protocol.client import default_batsim
 
         batsim = BatsimChoice(batsim_path or default_batsim(), batsim_timeout)
-    try:
+    with reported():
         _launch(
             options_file,
             agent_file,
@@ -126,15 +125,6 @@ def main(
             quiet,
             batsim,
         )
-    except HDeepRMError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except Interrupted as exc:
-        click.echo(f"\n{exc.message}", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted: no partial output files were left behind", err=True)
-        sys.exit(130)
 
 
 def _launch(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.errors import HDeepRMError
+from hdeeprm.cli._report import reported
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,16 +60,8 @@ def main(
             raise click.UsageError("Missing argument 'SWEEP_FILE'.")
         # "hdeeprm-sweep --ray sweep.json": the file was taken as --ray's address.
         sweep_file, ray_address = Path(ray_address), "local"
-    try:
+    with reported("interrupted: finished runs are kept; run the same command to resume"):
         code = _sweep(sweep_file, jobs, ray_address, output_dir, list_only, no_plots, quiet)
-    except HDeepRMError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo(
-            "\ninterrupted: finished runs are kept; run the same command to resume", err=True
-        )
-        sys.exit(130)
     sys.exit(code)
 
 

@@ -30,11 +30,12 @@ processor by processor, "lowest free core id" orders tied processors as their fi
 does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
 entries: when a processor's state changes, the pool marks it dirty in every heap (and, for
 ``high_mem``, every processor of a node whose free memory changed); before the next pick the
-heap pushes one fresh entry per dirty processor, bumping its version, and discards stale entries
-as they surface. For ``high_mem`` the best processor has the most memory, so it is eligible
-whenever the job fits; ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked
-but whose node lacks the memory (only on attempts that succeed). A pick costs O(changed
-processors x log P), never a scan of the platform.
+heap pushes one fresh entry per dirty processor, bumping its version (or replaces its entry in
+one sift when that entry is on top), and discards stale entries as they surface. For
+``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
+``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
+the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
+scan of the platform.
 """
 
 from __future__ import annotations
@@ -109,7 +110,15 @@ class _ProcessorHeap:
         for p in dirty:
             version[p] += 1
             members = free[p]
-            if members:
+            top = heap[0] if heap else None
+            if top is not None and top[3] == p and top[2] == version[p] - 1:
+                # Its live entry is on top (the processor a pick just took a core from): replace
+                # it in one sift instead of leaving a stale entry to pop later.
+                if members:
+                    heapq.heapreplace(heap, (primary(p), members[0], version[p], p))
+                else:
+                    heapq.heappop(heap)
+            elif members:
                 push(heap, (primary(p), members[0], version[p], p))
         dirty.clear()
 
@@ -189,10 +198,15 @@ class _RankedTree:
         dirty = self.dirty
         if dirty:
             node_free_mem, proc_node, rank = pool.node_free_mem, pool.proc_node, self.rank
+            # Most dirty processors keep their value (a node's memory changed on another
+            # processor): compare with the leaf here rather than in a call per processor.
+            leaves, size, set_slot = tree.tree, tree.size, tree.set
             for p in dirty:
                 r = rank[p]
                 if r >= 0:
-                    tree.set(r, node_free_mem[proc_node[p]] if free[p] else NEG_INF)
+                    value = node_free_mem[proc_node[p]] if free[p] else NEG_INF
+                    if leaves[r + size] != value:
+                        set_slot(r, value)
             dirty.clear()
         need = mem - MEM_TOL
         r = tree.leftmost_at_least(need)

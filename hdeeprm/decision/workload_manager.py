@@ -182,8 +182,8 @@ class WorkloadManager:
             for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
         ]
         self._max_node_mem = max(self.pool.node_capacity, default=0.0)
-        self._node_sizes = np.array([len(cores) for cores in self.pool.node_cores])
-        #: Tasks up to this size fit on every core of every node at once (fast accept).
+        #: Tasks up to this size fit on every core of every node at once (fast accept, while
+        #: no running task needs more).
         self._mem_every_core = min(
             (capacity / cores for cores, capacity in self._node_slots if cores),
             default=0.0,
@@ -200,6 +200,9 @@ class WorkloadManager:
         self.now = 0.0
         #: Running jobs by id.
         self.running: dict[str, JobRecord] = {}
+        #: Running jobs whose tasks need more memory than a node's per-core share (while there
+        #: is none, every free core has at least that share free: the fits_now fast accept).
+        self._big_running = 0
         self.nb_submitted = 0
         self.nb_started = 0
         self.nb_completed = 0
@@ -294,7 +297,7 @@ class WorkloadManager:
         pool = self.pool
         if res > pool.free_count:
             return False
-        if mem <= self._mem_every_core:
+        if mem <= 0.0 or (mem <= self._mem_every_core and not self._big_running):
             return True
         node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
         total = 0
@@ -323,7 +326,11 @@ class WorkloadManager:
         if ordered is not None and scheduler:
             # Quick answers from the sorted requests: every queued job fits, or none does.
             free = self.pool.free_count
-            if ordered[1][-1] <= free and ordered[2][-1] <= self._mem_every_core:
+            if (
+                ordered[1][-1] <= free
+                and ordered[2][-1] <= self._mem_every_core
+                and not self._big_running
+            ):
                 return np.ones(len(self.actions), dtype=bool)
             if ordered[1][0] > free:
                 return self._void_only()
@@ -451,6 +458,8 @@ class WorkloadManager:
             raise SimulationError(f"job {job_id!r} completed but it is not running")
         record.state = FINISHED
         self.nb_completed += 1
+        if record.mem > self._mem_every_core:
+            self._big_running -= 1
         self.pool.release(record.alloc, self.now)
         if self.scheduler is not None:
             self.scheduler.completed(record, self.now)
@@ -497,23 +506,14 @@ class WorkloadManager:
         elif self.scheduler is not None:
             self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
         else:
-            scheduler, allocate = self.job_scheduler, self.resource_manager.allocate
-            job_policy, core_policy, now = chosen.job_policy, chosen.core_policy, self.now
+            scheduler, place = self.job_scheduler, self._place
+            job_policy, core_policy = chosen.job_policy, chosen.core_policy
             while scheduler:
                 job = scheduler.peek(job_policy)  # type: ignore[arg-type]
-                alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
-                if alloc is None:
+                if not place(job, core_policy):
                     break
-                scheduler.remove(job)
-                job.state = RUNNING
-                job.alloc = tuple(alloc)
-                job.start = now
-                self.running[job.id] = job
                 started.append(job)
-            self.nb_started += len(started)
-            for listener in self.job_listeners:
-                for job in started:
-                    listener.started(job)
+        self._announce(started)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
         decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)
@@ -529,40 +529,54 @@ class WorkloadManager:
 
     def _delegate(self, core_policy: str, started: list[JobRecord]) -> None:
         """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
-        scheduler, allocate, pool, now = (
-            self.job_scheduler,
-            self.resource_manager.allocate,
-            self.pool,
-            self.now,
-        )
+        pool, place, fits = self.pool, self._place, self.fits_now
 
         def start(job: JobRecord) -> bool:
-            if job.mem > 0 and not self._fits_now(job.res, job.mem):
+            if job.mem > 0 and not fits(job.res, job.mem):
                 return False  # cheap refusal: a failed allocation attempt costs far more
-            alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, now)
-            if alloc is None:
+            if not place(job, core_policy):
                 return False
-            scheduler.remove(job)
-            job.state = RUNNING
-            job.alloc = tuple(alloc)
-            job.start = now
-            self.running[job.id] = job
             started.append(job)
             return True
 
         def free() -> int:
             return pool.free_count
 
-        self.scheduler.schedule(now, free, start)  # type: ignore[union-attr]
-        self.nb_started += len(started)
+        self.scheduler.schedule(self.now, free, start)  # type: ignore[union-attr]
 
-    def _fits_now(self, res: int, mem: float) -> bool:
-        """Whether ``res`` tasks of ``mem`` MB each fit on the free cores now (exact: each node
-        holds ``min(free cores, free memory // mem)`` tasks, whatever the core policy)."""
-        pool = self.pool
-        free = self._node_sizes - np.asarray(pool.node_busy)
-        fit = np.floor((np.asarray(pool.node_free_mem) + MEM_TOL) / mem)
-        return int(np.minimum(free, fit).sum()) >= res
+    def start_job(self, job: JobRecord, core_policy: str) -> bool:
+        """Start one queued ``job`` now on cores chosen by ``core_policy`` (agents that pick
+        jobs themselves, :mod:`hdeeprm.environment.job_selection`); ``False`` if it cannot
+        be placed now. The caller owes the simulator :meth:`flush` followed by an
+        ``ExecuteJob(job.id, job.alloc)`` per started job."""
+        if not self._place(job, core_policy):
+            return False
+        self._announce([job])
+        return True
+
+    def _place(self, job: JobRecord, core_policy: str) -> bool:
+        """Allocate cores to a queued job and mark it running (the one place jobs start)."""
+        alloc = self.resource_manager.allocate(
+            job.id, job.res, job.mem, job.mem_bw, core_policy, self.now
+        )
+        if alloc is None:
+            return False
+        self.job_scheduler.remove(job)
+        job.state = RUNNING
+        job.alloc = tuple(alloc)
+        job.start = self.now
+        self.running[job.id] = job
+        if job.mem > self._mem_every_core:
+            self._big_running += 1
+        return True
+
+    def _announce(self, started: list[JobRecord]) -> None:
+        """Count the jobs just started and tell the job listeners (rewards), whoever chose
+        them: the policy pair, a queue scheduler or a job-picking agent."""
+        self.nb_started += len(started)
+        for listener in self.job_listeners:
+            for job in started:
+                listener.started(job)
 
     def _void_wakeup(self, decisions: list[Decision]) -> None:
         """After a void action, make sure some event will come back (else the queue would

@@ -1,6 +1,8 @@
 """The reinforcement-learning environment (SPEC section 6, thesis 3.2.3).
 
-Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` with Gymnasium::
+Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` (policy pairs) and
+``hdeeprm/JobSelection-v0`` (job picking, :mod:`hdeeprm.environment.job_selection`) with
+Gymnasium::
 
     import gymnasium, hdeeprm.environment
     env = gymnasium.make("hdeeprm/HeterogeneousCluster-v0", options="options.json")
@@ -9,6 +11,8 @@ Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` with Gymnas
 import gymnasium
 
 from hdeeprm.environment.env import HeterogeneousClusterEnv, action_space_from_options
+from hdeeprm.environment.job_pickers import BASELINES, HeuristicPicker
+from hdeeprm.environment.job_selection import JobSelectionEnv
 from hdeeprm.environment.observation import (
     QUEUE_FEATURES,
     ObservationBuilder,
@@ -26,13 +30,22 @@ from hdeeprm.environment.reward import (
 )
 
 ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
+JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
 
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="hdeeprm.environment.env:HeterogeneousClusterEnv")
+if JOB_SELECTION_ID not in gymnasium.registry:
+    gymnasium.register(
+        id=JOB_SELECTION_ID, entry_point="hdeeprm.environment.job_selection:JobSelectionEnv"
+    )
 
 __all__ = [
+    "BASELINES",
     "ENERGY_OBJECTIVES",
     "ENV_ID",
+    "JOB_SELECTION_ID",
+    "HeuristicPicker",
+    "JobSelectionEnv",
     "OBJECTIVES",
     "QUEUE_FEATURES",
     "RATE_OBJECTIVES",

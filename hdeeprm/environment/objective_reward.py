@@ -19,6 +19,9 @@ avg_job_slowdown     [sum of final slowdowns of the finished jobs +      per job
                      sum over queued jobs of (t - submit) / req_time +   slowdown
                      sum over running jobs of (start - submit) /
                      req_time] / N
+avg_bounded_slowdown as avg_job_slowdown, with max(req_time, tau) and      per job: -mean
+                     max(run, tau) for req_time and run, and each        bounded slowdown
+                     final value at least 1 (job-selection env only)
 avg_job_completion   [sum of turnarounds of the finished jobs + sum      per job, hours:
                      over queued jobs of (t - submit) + sum over         -mean turnaround/h
                      running jobs of (start - submit + req_time)]
@@ -56,7 +59,13 @@ import math
 from typing import Any
 
 from hdeeprm.decision import WorkloadManager
-from hdeeprm.environment.reward import OBJECTIVES, episode_objective
+from hdeeprm.environment.reward import (
+    BSLD_TAU,
+    EXTRA_OBJECTIVES,
+    OBJECTIVES,
+    bounded_slowdown,
+    episode_objective,
+)
 from hdeeprm.simulation import Engine
 
 #: Seconds per time unit of the time-based objectives' rewards (hours).
@@ -84,8 +93,9 @@ class ObjectiveReward:
         nb_jobs: int,
         t_first: float = 0.0,
     ) -> None:
-        if objective not in OBJECTIVES:
-            raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
+        known = OBJECTIVES + EXTRA_OBJECTIVES
+        if objective not in known:
+            raise ValueError(f"unknown objective {objective!r}; expected one of {known}")
         self.objective = objective
         self.manager = manager
         self.engine = engine
@@ -95,7 +105,11 @@ class ObjectiveReward:
         pool = manager.pool
         self.p_max = math.fsum(pool.core_power) or 1.0
         self.nb_cores = pool.nb_cores
-        self._slowdown = objective == "avg_job_slowdown"
+        #: Bounded slowdown: slowdown with times below ``tau`` counted as ``tau``.
+        self._bounded = objective == "avg_bounded_slowdown"
+        self._slowdown = objective == "avg_job_slowdown" or self._bounded
+        #: Smallest run / requested time a slowdown divides by (0: plain slowdown).
+        self._floor = BSLD_TAU if self._bounded else 0.0
         self._turnaround = objective == "avg_job_completion"
         self._busy = objective == "avg_utilization"
         self.t = engine.now
@@ -119,7 +133,7 @@ class ObjectiveReward:
         self.active += 1
         self.queued += 1
         if self._slowdown:
-            req = record.req_time
+            req = max(record.req_time, self._floor)
             if 0.0 < req < math.inf:
                 self.rate += 1.0 / req
 
@@ -127,7 +141,7 @@ class ObjectiveReward:
         """A job leaves the queue: its wait is known, and so is its estimate."""
         self.queued -= 1
         if self._slowdown:
-            req = record.req_time
+            req = max(record.req_time, self._floor)
             if 0.0 < req < math.inf:
                 self.rate -= 1.0 / req
             if not self.queued:
@@ -147,7 +161,11 @@ class ObjectiveReward:
         run = finish - start
         req = record.req_time
         if self._slowdown:
-            real = (finish - submit) / run if run > 0 else 1.0
+            if self._bounded:
+                real = bounded_slowdown(submit, start, finish)
+                req = max(req, self._floor)
+            else:
+                real = (finish - submit) / run if run > 0 else 1.0
             if 0.0 < req < math.inf:
                 real -= (start - submit) / req  # the wait already credited
             self.correction += real
@@ -209,7 +227,7 @@ class ObjectiveReward:
     def scale(objective: str, p_max: float) -> float:
         """Reward units per objective unit: ``return = -objective x scale`` (``+`` for
         utilisation)."""
-        if objective in ("avg_job_slowdown", "avg_utilization"):
+        if objective in ("avg_job_slowdown", "avg_bounded_slowdown", "avg_utilization"):
             return 1.0
         if objective in ("avg_job_completion", "makespan"):
             return 1.0 / TIME_UNIT

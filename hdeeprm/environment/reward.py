@@ -35,6 +35,11 @@ RATE_OBJECTIVES = ("avg_job_slowdown", "avg_job_completion", "avg_utilization", 
 #: Objectives whose reward integrates energy over the span.
 ENERGY_OBJECTIVES = ("energy_consumption", "edp")
 OBJECTIVES = RATE_OBJECTIVES + ENERGY_OBJECTIVES
+#: Objectives only the potential-based rewards know (job-selection environment); not options
+#: values of ``pybatsim.env.objective``.
+EXTRA_OBJECTIVES = ("avg_bounded_slowdown",)
+#: Seconds below which a run counts as this long in the bounded slowdown (RLScheduler's tau).
+BSLD_TAU = 10.0
 
 
 def _inverse_requested(manager: WorkloadManager) -> float:
@@ -118,6 +123,11 @@ class RewardMeter:
         return -energy * span
 
 
+def bounded_slowdown(submit: float, start: float, finish: float, tau: float = BSLD_TAU) -> float:
+    """``max((finish - submit) / max(run, tau), 1)``: a job's bounded slowdown."""
+    return max((finish - submit) / max(finish - start, tau), 1.0)
+
+
 def episode_objective(objective: str, engine: Engine, nb_cores: int) -> float:
     """The objective's value over a finished simulation (what the rewards stand for).
 
@@ -125,7 +135,9 @@ def episode_objective(objective: str, engine: Engine, nb_cores: int) -> float:
     (jobs of zero run time count 1); ``avg_job_completion``: mean finish - submit;
     ``avg_utilization``: mean fraction of busy cores from the first submission to the last
     completion; ``makespan``: last completion - first submission (s); ``energy_consumption``:
-    total energy (J); ``edp``: total energy x makespan (J s).
+    total energy (J); ``edp``: total energy x makespan (J s); ``avg_bounded_slowdown``: mean
+    max((finish - submit) / max(run, tau), 1) with tau = :data:`BSLD_TAU` (Feitelson's
+    bounded slowdown, RLScheduler's metric).
     """
     ran: list[SimJob] = [
         j for j in engine.finished_jobs if j.start_time is not None and j.finish_time is not None
@@ -150,6 +162,10 @@ def episode_objective(objective: str, engine: Engine, nb_cores: int) -> float:
             run = j.finish_time - j.start_time
             total += (j.finish_time - j.subtime) / run if run > 0 else 1.0
         return total / len(ran)
+    if objective == "avg_bounded_slowdown":
+        return math.fsum(bounded_slowdown(j.subtime, j.start_time, j.finish_time) for j in ran) / (
+            len(ran)
+        )
     if objective == "avg_utilization":
         busy = math.fsum(len(j.alloc) * (j.finish_time - j.start_time) for j in ran)
         return busy / (nb_cores * makespan) if makespan > 0 else 0.0

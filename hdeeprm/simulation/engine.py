@@ -49,7 +49,7 @@ import heapq
 import logging
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hdeeprm.errors import InputError, SimulationError
@@ -299,6 +299,9 @@ class Engine:
         self._cur_speed = [sp[h.pstate] for sp, h in zip(self._speeds, hosts)]
         self._cur_idle = [w[h.pstate] for w, h in zip(self._idle_w, hosts)]
         self._cur_full = [w[h.pstate] for w, h in zip(self._full_w, hosts)]
+        #: Per P-state every host has: each host's (idle W, full W, speed) in it, as three
+        #: lists built on first use (one index per figure in a switch instead of two).
+        self._state_tables: dict[int, tuple[list[float], list[float], list[float]]] = {}
         self._host_job: list[SimJob | None] = [None] * self._n
         self._host_energy = [0.0] * self._n
         self._host_since = [0.0] * self._n
@@ -901,6 +904,8 @@ class Engine:
         if self._trace:
             # Batsim logs the energy row before switching (so with the old wattmin).
             self.energy_trace.append((now, self._energy, "p", self._wattmin))
+        tables = self._state_tables.get(state) if valid else None
+        idle_s, full_s, speed_s = tables or self._state_table(state, hosts)
         host_job = self._host_job
         pstate = self._pstate
         cur_speed = self._cur_speed
@@ -908,35 +913,33 @@ class Engine:
         cur_full = self._cur_full
         host_energy = self._host_energy
         host_since = self._host_since
-        idle_w = self._idle_w
-        full_w = self._full_w
         dirty = self._dirty
         d_power = 0.0
         d_wattmin = 0.0
+        # The float operations of one host at a time, in host order (results bit for bit).
         for host in hosts:
-            new_idle = idle_w[host][state]
-            new_full = full_w[host][state]
-            new_speed = speeds[host][state]
+            new_idle = idle_s[host]
+            old_idle = cur_idle[host]
             job = host_job[host]
             if job is None:
-                old_p = cur_idle[host]
-                new_p = new_idle
+                host_energy[host] += old_idle * (now - host_since[host])
+                d_power += new_idle - old_idle
             else:
                 old_p = cur_full[host]
-                new_p = new_full
+                new_full = full_s[host]
                 job.energy += job._power * (now - job._e_last)
                 job._e_last = now
                 job._power += new_full - old_p
-                if new_speed != cur_speed[host] and not job._delay:
+                if speed_s[host] != cur_speed[host] and not job._delay:
                     dirty[job] = None
-            host_energy[host] += old_p * (now - host_since[host])
+                host_energy[host] += old_p * (now - host_since[host])
+                d_power += new_full - old_p
             host_since[host] = now
-            d_power += new_p - old_p
-            d_wattmin += new_idle - cur_idle[host]
+            d_wattmin += new_idle - old_idle
             pstate[host] = state
-            cur_speed[host] = new_speed
+            cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle
-            cur_full[host] = new_full
+            cur_full[host] = full_s[host]
         self._power += d_power
         self._wattmin += d_wattmin
         if self._trace:
@@ -951,6 +954,25 @@ class Engine:
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
         self._imm_rsc.append(
             Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
+        )
+
+    def _state_table(
+        self, state: int, hosts: tuple[int, ...]
+    ) -> tuple[Mapping[int, float], Mapping[int, float], Mapping[int, float]]:
+        """Each host's (idle W, full W, speed) in ``state``: cached lists when every host has
+        the state, else mappings over ``hosts`` only (already checked to have it)."""
+        if 0 <= state < self._min_pstates:
+            table = (
+                [w[state] for w in self._idle_w],
+                [w[state] for w in self._full_w],
+                [sp[state] for sp in self._speeds],
+            )
+            self._state_tables[state] = table
+            return table
+        return (
+            {h: self._idle_w[h][state] for h in hosts},
+            {h: self._full_w[h][state] for h in hosts},
+            {h: self._speeds[h][state] for h in hosts},
         )
 
     def _call_me_later(self, decision: CallMeLater) -> None:

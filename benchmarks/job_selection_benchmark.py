@@ -1,0 +1,271 @@
+"""Job selection on lublin_256 (RLScheduler's protocol): a learned picker beside the heuristics.
+
+Scenario: ``lublin_256.swf.gz`` (10,000 synthetic jobs, 256 cores) on
+``platform_examples/lublin_256.json``, requested times as walltimes; episodes are windows of
+1,024 consecutive jobs (the ``pybatsim.env.episodes`` API): training windows are drawn from
+jobs ``[0, 7000)``, evaluation windows are fixed, drawn once from the later jobs
+``[7000, 10000)``. Objective: average bounded slowdown (tau = 10 s); the environment is
+:class:`hdeeprm.environment.JobSelectionEnv` with ``Q = 128`` visible jobs, without and with
+EASY backfilling around the chosen job.
+
+Every picker acts in the same environment through the same actions: the heuristics FCFS,
+SJF, WFP3, UNICEP and F1 (:mod:`hdeeprm.environment.job_pickers`) and an agent trained with
+sb3-contrib's ``MaskablePPO``, one per mode: by default a "kernel" policy that scores each
+visible job with one shared MLP (:func:`kernel_policy`), or ``--policy mlp``. The table
+gives the mean bounded slowdown over the evaluation windows, wall time and environment
+steps per second; training cost is printed beside it.
+
+    python benchmarks/job_selection_benchmark.py --quick     # minutes
+    python benchmarks/job_selection_benchmark.py             # full: longer training, 10 windows
+
+The traces folder defaults to ``../shared/traces`` beside the repository
+(``HDEEPRM_TRACES`` or ``--traces`` to change it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
+from hdeeprm.environment.job_selection import JOB_FEATURES
+from hdeeprm.experiment import prepare_inputs
+from hdeeprm.options import load_options
+
+REPO = Path(__file__).resolve().parents[1]
+TRACE = "lublin_256.swf.gz"
+PLATFORM = REPO / "platform_examples" / "lublin_256.json"
+WINDOW = 1024
+TRAIN = (0, 7000)
+EVAL = (7000, 10000)
+SLOTS = 128
+
+
+def write_options(folder: Path, traces: Path, eval_windows: int, seed: int) -> Path:
+    raw = {
+        "seed": seed,
+        "workload_file_path": str(traces / TRACE),
+        "platform_file_path": str(PLATFORM),
+        "use_walltime": True,
+        "pybatsim": {
+            "env": {
+                "objective": "avg_job_slowdown",
+                "episodes": {
+                    "window_jobs": WINDOW,
+                    "train_jobs": list(TRAIN),
+                    "eval_jobs": list(EVAL),
+                    "eval_windows": eval_windows,
+                    "eval_seed": 0,
+                },
+            },
+            "agent": {"type": "LEARNING", "run": "train"},
+        },
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "options.json"
+    path.write_text(json.dumps(raw, indent=1))
+    return path
+
+
+def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float]:
+    """Bounded slowdown per evaluation window, steps and wall time."""
+    values, steps, start = [], 0, time.perf_counter()
+    for k in range(env.nb_eval_windows):
+        env.reset(options={"window": k})
+        done = env.finished
+        while not done:
+            _, _, done, _, _ = env.step(pick(env))
+            steps += 1
+        values.append(env.objective_value())
+    return values, steps, time.perf_counter() - start
+
+
+def kernel_policy(slots: int, width: int, nothing_bias: float = 0.0, hidden: int = 32):
+    """A MaskablePPO policy that scores every slot with one shared MLP (RLScheduler's
+    "kernel" network): the same job gets the same score in any slot, and the network's size
+    does not grow with ``Q``. Do nothing is scored from the cluster features and the mean
+    embedding of the visible jobs; the critic reads the same features through its own MLP.
+    ``nothing_bias`` starts do nothing's logit there (negative: an untrained agent rarely
+    lets time run while jobs fit)."""
+    import torch as th
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from torch import nn
+
+    class SlotScores(BaseFeaturesExtractor):
+        def __init__(self, observation_space) -> None:
+            context = observation_space.shape[0] - slots * width
+            super().__init__(observation_space, features_dim=slots + 1 + hidden)
+            self.context = context
+            self.embed = nn.Sequential(
+                nn.Linear(width + context, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh()
+            )
+            self.score = nn.Linear(hidden, 1)
+            self.nothing = nn.Sequential(
+                nn.Linear(context + hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1)
+            )
+
+        def forward(self, obs: th.Tensor) -> th.Tensor:
+            jobs = obs[:, : slots * width].reshape(-1, slots, width)
+            context = obs[:, slots * width :]
+            both = th.cat([jobs, context.unsqueeze(1).expand(-1, slots, -1)], dim=2)
+            embedded = self.embed(both)
+            present = (jobs[:, :, 2:3] > 0).float()  # a job requests at least one core
+            pooled = (embedded * present).sum(1) / present.sum(1).clamp(min=1.0)
+            scores = self.score(embedded).squeeze(2)
+            nothing = self.nothing(th.cat([context, pooled], dim=1))
+            return th.cat([scores, nothing, pooled], dim=1)
+
+    class Logits(nn.Module):
+        def forward(self, latent: th.Tensor) -> th.Tensor:
+            return latent[:, : slots + 1]
+
+    class KernelPolicy(MaskableActorCriticPolicy):
+        def _build(self, lr_schedule) -> None:
+            super()._build(lr_schedule)
+            self.action_net = Logits()  # the slot scores are the logits
+            with th.no_grad():
+                self.features_extractor.nothing[-1].bias.fill_(nothing_bias)
+            self.optimizer = self.optimizer_class(
+                self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+            )
+
+    kwargs = {
+        "features_extractor_class": SlotScores,
+        "net_arch": {"pi": [], "vf": [64, 64]},
+    }
+    return KernelPolicy, kwargs
+
+
+def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    torch.set_num_threads(1)  # small networks: threads only contend on a shared machine
+
+    def factory(i: int):
+        def make():
+            env = JobSelectionEnv(
+                inputs=inputs, split="train", backfill=backfill, queue_slots=SLOTS
+            )
+            env.reset(seed=args.seed + i)
+            return env
+
+        return make
+
+    # Returns are minus bounded slowdowns (tens to thousands): scale them for the critic.
+    vec = VecNormalize(
+        DummyVecEnv([factory(i) for i in range(args.envs)]),
+        norm_obs=False,
+        norm_reward=True,
+        gamma=args.gamma,
+    )
+    if args.policy == "kernel":
+        policy, policy_kwargs = kernel_policy(SLOTS, len(JOB_FEATURES), args.nothing_bias)
+    else:
+        policy, policy_kwargs = "MlpPolicy", {"net_arch": [128, 64]}
+    model = MaskablePPO(
+        policy,
+        vec,
+        n_steps=args.n_steps,
+        batch_size=args.batch,
+        n_epochs=4,
+        learning_rate=args.lr,
+        gamma=args.gamma,
+        ent_coef=0.0,
+        seed=args.seed,
+        device="cpu",
+        policy_kwargs=policy_kwargs,
+    )
+    start = time.perf_counter()
+    model.learn(args.timesteps)
+    return model, time.perf_counter() - start, int(model.num_timesteps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short training, 4 eval windows")
+    parser.add_argument("--traces", type=Path, default=None)
+    parser.add_argument("--timesteps", type=int, default=None, help="PPO steps per mode")
+    parser.add_argument("--eval-windows", type=int, default=None)
+    parser.add_argument("--envs", type=int, default=2)
+    parser.add_argument("--n-steps", type=int, default=1024)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--policy", choices=("kernel", "mlp"), default="kernel", help="see kernel_policy()"
+    )
+    parser.add_argument("--modes", default="plain,backfill")
+    parser.add_argument(
+        "--nothing-bias", type=float, default=-3.0, help="initial do-nothing logit (kernel)"
+    )
+    args = parser.parse_args(argv)
+    if args.timesteps is None:
+        args.timesteps = 32_768 if args.quick else 400_000
+    if args.eval_windows is None:
+        args.eval_windows = 4 if args.quick else 10
+    traces = args.traces or Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared/traces"))
+    if not (traces / TRACE).is_file():
+        print(f"{traces / TRACE} not found: give --traces", file=sys.stderr)
+        return 2
+    try:
+        import sb3_contrib  # noqa: F401
+    except ImportError:
+        sb3_contrib = None
+    with tempfile.TemporaryDirectory(prefix="hdeeprm-jobsel-") as tmp:
+        folder = Path(tmp)
+        options = load_options(write_options(folder, traces, args.eval_windows, args.seed))
+        t0 = time.perf_counter()
+        inputs = prepare_inputs(options, folder / "run")
+        print(f"inputs: {len(inputs.workload.jobs)} jobs in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"windows of {WINDOW} jobs: train from jobs {TRAIN}, {args.eval_windows} eval "
+            f"windows from jobs {EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
+        )
+        for mode in args.modes.split(","):
+            backfill = mode == "backfill"
+            env = JobSelectionEnv(
+                inputs=inputs, split="eval", backfill=backfill, queue_slots=SLOTS
+            )
+            print(f"\n== {mode} (eval windows start at jobs {env.windows.eval_starts})")
+            header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"
+            print(f"{header} {'wall s':>7} {'steps/s':>8}")
+            rows = [(name, HeuristicPicker(name)) for name in BASELINES]
+            if sb3_contrib is not None:
+                model, wall, steps = train(inputs, backfill, args)
+                print(
+                    f"(MaskablePPO, {args.policy} policy: {steps} training steps in {wall:.1f} s, "
+                    f"{steps / wall:.0f} steps/s)"
+                )
+
+                def agent(env, model=model):
+                    action, _ = model.predict(
+                        env.observation(), action_masks=env.action_masks(), deterministic=True
+                    )
+                    return int(action)
+
+                rows.append(("PPO", agent))
+            else:
+                print("(sb3-contrib not installed: no learned agent)")
+            for name, pick in rows:
+                values, steps, wall = evaluate(env, pick)
+                per = " ".join(f"{v:.1f}" for v in values)
+                print(
+                    f"{name:<10} {np.mean(values):>10.2f}  {per:<40} {wall:>7.1f} "
+                    f"{steps / wall:>8.0f}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+"""Job selection as the action (``hdeeprm/JobSelection-v0``): RLScheduler-style job picking.
+
+Where :class:`~hdeeprm.environment.env.HeterogeneousClusterEnv` asks for a policy pair, this
+environment asks, at each step, for **one job**: one of the first ``queue_slots`` queued jobs
+in submission order (slot ``i``; the *visible* queue), or **do nothing** (the last action,
+index ``queue_slots``), which lets time run to the next event (a submission or a completion).
+The chosen job is placed at once by a fixed core policy of the resource manager
+(``core_policy``, default ``high_gflops``).
+
+* **Mask** (``info["action_mask"]`` and :meth:`JobSelectionEnv.action_masks`, the name
+  sb3-contrib's ``MaskablePPO`` calls): empty slots are masked; without backfilling, so are
+  visible jobs that do not fit now (:meth:`~hdeeprm.decision.WorkloadManager.fits_now`). Do
+  nothing is masked only when it could never end (no running job and no job left to submit).
+  A state where nothing but do nothing is valid is never shown: the environment runs the
+  simulation on by itself until a visible job fits. A masked action is not an error (agents
+  without masks, ``check_env``): it plays do nothing, or the first valid slot when do nothing
+  is masked, and is counted in ``info["invalid_actions"]``.
+* **Backfilling** (``backfill=True``): every visible job can be picked. A job that fits starts
+  now; one that does not is *reserved* (EASY: at the earliest time enough cores are predicted
+  free by the running jobs' requested times, :meth:`hdeeprm.scheduling.profile.RunningEnds.
+  shadow`), and until it starts the other visible jobs are backfilled in submission order at
+  each event: a job starts if it fits now and either ends (by its requested time) before the
+  reservation or uses only cores spare at that time. The step ends when the chosen job starts.
+* **Reward**: the potential-based rewards of :mod:`hdeeprm.environment.objective_reward` for
+  ``avg_bounded_slowdown`` (tau = 10 s): the rewards of an episode add up to minus its average
+  bounded slowdown. Steps at the same instant earn 0; time passing credits the waits.
+* **Episodes**: the options' ``pybatsim.env.episodes`` windows, ``split`` and
+  ``reset(options={"window": k})``, exactly as the policy-pair environment (shared code).
+
+Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's:
+
+* per slot: wait so far / ``max_time``, requested time / ``max_time``, requested cores /
+  ``max_core``, memory / ``max_mem``, bandwidth / ``max_mem_bw`` (the job limits, clipped to
+  1) and "fits now" (0 or 1); an empty slot is all zeros;
+* per node type (platform order of first appearance): free cores and free memory, as
+  fractions of that type's totals; then the queued jobs beyond the visible ones,
+  ``min(1, hidden / queue_slots)``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.job_scheduler import JobRecord
+from hdeeprm.environment.env import HeterogeneousClusterEnv
+from hdeeprm.errors import SimulationError
+from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.options import Options
+from hdeeprm.scheduling.profile import RunningEnds
+from hdeeprm.simulation.events import Decision, ExecuteJob
+
+#: Default visible queue length (RLScheduler's MAX_QUEUE_SIZE).
+DEFAULT_SLOTS = 128
+#: Features per visible job.
+JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
+#: The objective the rewards add up to.
+OBJECTIVE = "avg_bounded_slowdown"
+
+
+class _ObservedCluster:
+    """Free cores and memory per node type, read from the core pool's per-node counters."""
+
+    def __init__(self, manager: Any) -> None:
+        pool = manager.pool
+        types: dict[str, int] = {}
+        for node in pool.platform.nodes:
+            types.setdefault(node.type, len(types))
+        self.group = np.array([types[n.type] for n in pool.platform.nodes], dtype=np.intp)
+        self.nb_types = len(types)
+        self.cores = np.bincount(
+            self.group, [len(c) for c in pool.node_cores], minlength=self.nb_types
+        )
+        self.mem = np.bincount(self.group, pool.node_capacity, minlength=self.nb_types)
+        self.pool = pool
+
+    def features(self) -> np.ndarray:
+        pool = self.pool
+        busy = np.bincount(self.group, pool.node_busy, minlength=self.nb_types)
+        free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
+        out = np.empty(2 * self.nb_types)
+        out[0::2] = 1.0 - busy / self.cores
+        out[1::2] = np.divide(free_mem, self.mem, out=np.ones_like(free_mem), where=self.mem > 0)
+        return out
+
+
+class _RunningEnds:
+    """Job listener keeping :class:`RunningEnds` (requested ends) for the reservations."""
+
+    def __init__(self) -> None:
+        self.ends = RunningEnds()
+
+    def submitted(self, record: JobRecord) -> None:
+        pass
+
+    def started(self, record: JobRecord) -> None:
+        self.ends.add(record.seq, record.start + record.req_time, record.res)
+
+    def completed(self, record: JobRecord) -> None:
+        self.ends.remove(record.seq, record.start + record.req_time)
+
+
+class JobSelectionEnv(HeterogeneousClusterEnv):
+    """Pick one visible queued job per step, or do nothing (see the module docstring).
+
+    Args:
+        options, output_dir, custom_workload, inputs, trace, split, render_mode, log_level: as
+            :class:`~hdeeprm.environment.env.HeterogeneousClusterEnv` (the options' objective,
+            actions, observation and reward keys are not used here).
+        queue_slots: visible queued jobs ``Q`` (action space ``Discrete(Q + 1)``).
+        core_policy: the resource manager's core policy that places chosen jobs.
+        backfill: EASY-backfill the visible queue around a chosen job that does not fit.
+    """
+
+    def __init__(
+        self,
+        options: str | os.PathLike[str] | Options | None = None,
+        output_dir: str | os.PathLike[str] | None = None,
+        custom_workload: str | os.PathLike[str] | None = None,
+        *,
+        inputs: ExperimentInputs | None = None,
+        trace: bool = False,
+        split: str | None = None,
+        render_mode: str | None = None,
+        log_level: str | None = None,
+        queue_slots: int = DEFAULT_SLOTS,
+        core_policy: str = "high_gflops",
+        backfill: bool = False,
+    ) -> None:
+        if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
+            raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
+        if core_policy not in CORE_POLICIES:
+            raise ValueError(
+                f"unknown core policy {core_policy!r}; expected one of {', '.join(CORE_POLICIES)}"
+            )
+        self.queue_slots = queue_slots
+        self.core_policy = core_policy
+        self.backfill = bool(backfill)
+        super().__init__(
+            options,
+            output_dir,
+            custom_workload,
+            inputs=inputs,
+            trace=trace,
+            split=split,
+            render_mode=render_mode,
+            log_level=log_level,
+        )
+        self.objective = OBJECTIVE
+        self.reward_kind = "objective"
+        limits = self.inputs.job_limits
+        self._scale = np.array(
+            [limits.max_time, limits.max_time, limits.max_core, limits.max_mem, limits.max_mem_bw],
+            dtype=float,
+        )
+        self._scale[self._scale <= 0] = 1.0
+        size = queue_slots * len(JOB_FEATURES) + 2 * self._cluster.nb_types + 1
+        self.observation_space = spaces.Box(0.0, 1.0, (size,), np.float32)
+        self.action_space = spaces.Discrete(queue_slots + 1)
+        self._nb_actions = queue_slots + 1
+        self.do_nothing = queue_slots
+        self._obs = np.zeros(size, dtype=np.float32)
+        self._visible: list[JobRecord] = []
+        self._fits = np.zeros(queue_slots, dtype=bool)
+        self._started: list[JobRecord] = []
+        #: Masked actions received this episode (each played as described in :meth:`step`).
+        self.invalid_actions = 0
+
+    # --- shared machinery: the parent's reset builds the observer through this ------------
+    def _make_observer(self, manager: Any) -> Any:
+        """Called by the parent with each new manager: per-episode views of it."""
+        self._cluster = _ObservedCluster(manager)
+        self._ends = _RunningEnds()
+        manager.job_listeners.append(self._ends)
+        return _Observer(self)
+
+    @property
+    def observation_size(self) -> int:
+        return int(self.observation_space.shape[0])
+
+    @property
+    def action_size(self) -> int:
+        return self.queue_slots + 1
+
+    # --- Gymnasium API ----------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode (see the parent's ``reset``) and run to the first real choice."""
+        self._started = []
+        self._visible = []
+        self.invalid_actions = 0
+        super().reset(seed=seed, options=options)
+        self._settle()
+        return self._obs.copy(), self.info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Start the job in slot ``action`` (or do nothing) and run to the next choice."""
+        if self.engine is None:
+            raise SimulationError("step() before reset()")
+        if self._done:
+            raise SimulationError("the simulation has ended: call reset() to start a new one")
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(())[()]
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise SimulationError(f"action {action!r} is not an integer")
+        action = int(action)
+        if not 0 <= action < self._nb_actions:
+            raise SimulationError(f"action {action} is outside 0..{self._nb_actions - 1}")
+        mask = self.action_masks()
+        if not mask[action]:
+            # A masked choice (an agent that ignores masks): do nothing, or, when that is
+            # masked too, the first valid slot; counted in info["invalid_actions"].
+            self.invalid_actions += 1
+            action = self.do_nothing if mask[self.do_nothing] else int(np.flatnonzero(mask)[0])
+        meter = self._meter
+        assert meter is not None
+        meter.start()
+        self.manager.nb_decisions += 1
+        if action == self.do_nothing:
+            self._proceed()
+        else:
+            job = self._visible[action]
+            if not self.manager.start_job(job, self.core_policy):
+                assert self.backfill, "a masked-in job must fit"
+                self._wait_for(job)
+            self._started.append(job)
+        self._settle()
+        self._reward = float(meter.reward())
+        self.steps += 1
+        self.total_reward += self._reward
+        return self._obs.copy(), self._reward, self._done, False, self.info()
+
+    # --- simulation ---------------------------------------------------------------------
+    def _decisions(self) -> list[Decision]:
+        """Everything owed to the simulator: rejections, P-states, then the started jobs."""
+        decisions = self.manager.flush()
+        decisions.extend(ExecuteJob(job.id, job.alloc) for job in self._started)
+        self._started = []
+        return decisions
+
+    def _proceed(self) -> None:
+        """Send what is owed and run to the next decision point (or the end)."""
+        self._done = not self._run(self._decisions())
+
+    def _wait_for(self, job: JobRecord) -> None:
+        """Backfill around ``job`` at each event until it can start, then start it."""
+        manager = self.manager
+        while True:
+            self._backfill_around(job)
+            self._proceed()
+            if self._done:
+                raise SimulationError(f"the simulation ended while job {job.id} was reserved")
+            if manager.start_job(job, self.core_policy):
+                return
+
+    def _backfill_around(self, head: JobRecord) -> None:
+        """EASY: start visible jobs that fit now and do not delay ``head``'s reservation."""
+        manager, pool = self.manager, self.manager.pool
+        shadow, extra = self._ends.ends.shadow(head.res, pool.free_count, manager.now)
+        now = manager.now
+        for job in manager.job_scheduler.head(self.queue_slots):
+            free = pool.free_count
+            if not free:
+                break
+            if job is head or job.res > free:
+                continue
+            in_time = now + job.req_time <= shadow
+            if not in_time and job.res > extra:
+                continue
+            if manager.fits_now(job.res, job.mem) and manager.start_job(job, self.core_policy):
+                self._started.append(job)
+                if not in_time:
+                    extra -= job.res
+
+    def _settle(self) -> None:
+        """Run on until the agent has a real choice (a visible job it may pick), then observe."""
+        while not self._done:
+            self._look()
+            if self._fits.any() or (self.backfill and self._visible):
+                break
+            self._proceed()
+        if self._done:
+            self._visible = []
+            self._fits[:] = False
+        self._obs = self._observer.build()
+        self._mask = None
+
+    def _look(self) -> None:
+        """The visible jobs and which of them fit now."""
+        manager = self.manager
+        self._visible = manager.job_scheduler.head(self.queue_slots)
+        fits = self._fits
+        fits[:] = False
+        for i, job in enumerate(self._visible):
+            fits[i] = manager.fits_now(job.res, job.mem)
+
+    # --- masks and reporting ------------------------------------------------------------
+    @property
+    def visible_jobs(self) -> list[JobRecord]:
+        """The jobs in the slots now (slot ``i`` is ``visible_jobs[i]``)."""
+        return list(self._visible)
+
+    def info(self) -> dict[str, Any]:
+        """The parent's counters, plus the masked actions received this episode."""
+        info = super().info()
+        info["invalid_actions"] = getattr(self, "invalid_actions", 0)
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now: slots holding a job that fits (any job, with backfilling) and
+        do nothing unless it could never end."""
+        mask = self._mask
+        if mask is None:
+            mask = np.zeros(self._nb_actions, dtype=bool)
+            if self._done:
+                mask[:] = True
+            else:
+                n = len(self._visible)
+                if self.backfill:
+                    mask[:n] = True
+                else:
+                    mask[: self.queue_slots] = self._fits
+                manager = self.manager
+                mask[self.do_nothing] = bool(manager.running) or not manager.no_more_jobs
+            self._mask = mask
+        return mask.copy()
+
+
+class _Observer:
+    """The job-selection observation (module docstring), built into one reused array."""
+
+    def __init__(self, env: JobSelectionEnv) -> None:
+        self.env = env
+
+    @property
+    def size(self) -> int:
+        env = self.env
+        return env.queue_slots * len(JOB_FEATURES) + 2 * env._cluster.nb_types + 1
+
+    def build(self) -> np.ndarray:
+        env = self.env
+        slots, width = env.queue_slots, len(JOB_FEATURES)
+        obs = np.zeros(slots * width + 2 * env._cluster.nb_types + 1, dtype=np.float32)
+        visible = env._visible
+        if visible:
+            now = env.manager.now
+            n = len(visible)
+            raw = np.array(
+                [
+                    (now - j.subtime, j.req_time, j.res, j.mem, j.mem_bw)
+                    for j in visible
+                ],
+                dtype=float,
+            )
+            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
+            block = obs[: slots * width].reshape(slots, width)
+            block[:n, :5] = raw
+            block[:n, 5] = env._fits[:n]
+        cluster = env._cluster.features()
+        start = slots * width
+        obs[start : start + len(cluster)] = cluster
+        hidden = env.manager.queue_size - len(visible)
+        obs[-1] = min(1.0, max(hidden, 0) / slots)
+        return obs

@@ -73,7 +73,7 @@ PPO_LOG_COLUMNS = (
     "learning_rate",
     "steps_per_s",
 )
-VECTOR_KINDS = ("sync", "async")
+VECTOR_KINDS = ("sync", "async", "ray")
 
 
 @dataclass
@@ -86,8 +86,12 @@ class PPOConfig:
     num_envs: int = 4
     #: Decisions collected per environment between two updates (episodes may end inside).
     num_steps: int = 512
-    #: ``"sync"``: environments in this process; ``"async"``: one subprocess each.
+    #: ``"sync"``: environments in this process; ``"async"``: one subprocess each; ``"ray"``:
+    #: in Ray actors (:class:`hdeeprm.sweep.RayVectorEnv`, the ``ray`` extra), on the Ray
+    #: cluster ``ray.init`` connects to (a local one is started when none is running).
     vector: str = "sync"
+    #: With ``vector="ray"``: environments per actor (one actor is one worker process).
+    envs_per_actor: int = 1
     #: Adam step size, linearly annealed to 0 over ``total_timesteps`` when ``anneal_lr``.
     learning_rate: float = 3e-4
     anneal_lr: bool = True
@@ -194,6 +198,12 @@ class PPOConfig:
                 raise bad(key, "true or false")
         if self.vector not in VECTOR_KINDS:
             raise bad("vector", "one of " + ", ".join(VECTOR_KINDS))
+        if (
+            not isinstance(self.envs_per_actor, int)
+            or isinstance(self.envs_per_actor, bool)
+            or self.envs_per_actor < 1
+        ):
+            raise bad("envs_per_actor", "a whole number >= 1")
         if self.split not in (None, "train", "eval", "all"):
             raise bad("split", "one of train, eval, all or null")
         if self.prior_action is not None and not isinstance(self.prior_action, str):
@@ -404,9 +414,15 @@ def inputs_factories(
     return [(lambda: HeterogeneousClusterEnv(inputs=inputs, split=split)) for _ in range(num_envs)]
 
 
-def build_vector_env(env_fns: Sequence[Callable[[], gym.Env]], kind: str) -> gym.vector.VectorEnv:
+def build_vector_env(
+    env_fns: Sequence[Callable[[], gym.Env]], kind: str, envs_per_actor: int = 1
+) -> gym.vector.VectorEnv:
     """A vector environment that resets finished episodes within the same ``step`` call."""
     mode = gym.vector.AutoresetMode.SAME_STEP
+    if kind == "ray":
+        from hdeeprm.sweep.ray_vector import RayVectorEnv
+
+        return RayVectorEnv(list(env_fns), envs_per_actor=envs_per_actor, autoreset_mode=mode)
     if kind == "sync":
         return gym.vector.SyncVectorEnv(list(env_fns), autoreset_mode=mode)
     if kind == "async":
@@ -548,7 +564,7 @@ class PPOTrainer:
                 raise ValueError(
                     f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
                 )
-            self.envs = build_vector_env(env_fns, config.vector)
+            self.envs = build_vector_env(env_fns, config.vector, config.envs_per_actor)
             obs_size = int(np.prod(self.envs.single_observation_space.shape))
             action_names = list(self.envs.get_attr("action_names")[0])
         elif spaces is not None:

@@ -167,3 +167,26 @@ def test_same_step_autoreset_carries_final_observations(tmp_path: Path, local_ra
     finally:
         remote.close()
         local.close()
+
+
+def test_ppo_trainer_on_ray_actors_learns_as_in_process(tmp_path: Path, local_ray: None) -> None:
+    """The project's PPO trainer collects its rollouts from Ray actors (two environments in
+    each of two actors, thesis 5.4 scenario) and ends with the same weights, bit for bit, as
+    with the same environments in this process."""
+    import torch
+
+    from hdeeprm.training.ppo import PPOConfig, PPOTrainer
+
+    def weights(steps: int = 128, **kw: object) -> dict:
+        config = PPOConfig(num_envs=4, num_steps=16, num_minibatches=2, hidden=8, seed=3, **kw)
+        trainer = PPOTrainer(config, _env_fns(tmp_path, 4))
+        if steps:
+            trainer.learn(steps)
+        trainer.close()
+        return trainer.model.state_dict()
+
+    local, remote = weights(vector="sync"), weights(vector="ray", envs_per_actor=2)
+    untrained = weights(0, vector="sync")
+    assert any(not torch.equal(local[key], untrained[key]) for key in local)  # it did learn
+    for key in local:
+        assert torch.equal(local[key], remote[key]), key

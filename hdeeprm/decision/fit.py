@@ -165,20 +165,21 @@ class _FloorCounts:
         self.resets = log.resets
         self.asked = True
 
-    def catch_up(self, pool: CorePool, log: _ChangeLog) -> None:
-        """Recount the nodes changed since :attr:`pos` (each once)."""
+    def catch_up(self, pool: CorePool, log: _ChangeLog, sizes: list[int]) -> None:
+        """Recount the nodes changed since :attr:`pos` (each once); ``sizes``: cores per node."""
         start = self.pos - log.base
         if start < len(log.nodes):
             mem, counts, total = self.mem, self.counts, self.total
-            node_cores, node_busy, node_free_mem = (
-                pool.node_cores,
-                pool.node_busy,
-                pool.node_free_mem,
-            )
+            node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
             for node in set(log.nodes[start:]):
-                free = len(node_cores[node]) - node_busy[node]
-                count = min(free, int((node_free_mem[node] + MEM_TOL) // mem)) if free else 0
-                if count < 0:
+                free = sizes[node] - node_busy[node]
+                if free:
+                    count = int((node_free_mem[node] + MEM_TOL) // mem)
+                    if count > free:
+                        count = free
+                    elif count < 0:
+                        count = 0
+                else:
                     count = 0
                 total += count - counts[node]
                 counts[node] = count
@@ -202,6 +203,7 @@ class NodeFloorFit:
         self.log = _ChangeLog()
         pool.node_change_listeners.append(self.log)  # type: ignore[arg-type]
         self.sizes: dict[float, _FloorCounts] = {}
+        self.node_sizes = [len(cores) for cores in pool.node_cores]
         #: Compact the log beyond this many entries (a few times the node count).
         self.limit = 4 * len(pool.node_cores) + 256
         #: Full recounts (a size asked for the first time, after a reset, or after being
@@ -220,7 +222,7 @@ class NodeFloorFit:
         else:
             counts.asked = True
             if counts.pos != log.end:
-                counts.catch_up(pool, log)
+                counts.catch_up(pool, log, self.node_sizes)
         return counts.total
 
     def _compact(self) -> None:
@@ -230,7 +232,7 @@ class NodeFloorFit:
         kept: dict[float, _FloorCounts] = {}
         for mem, counts in self.sizes.items():
             if counts.asked and counts.resets == log.resets:
-                counts.catch_up(pool, log)
+                counts.catch_up(pool, log, self.node_sizes)
                 counts.asked = False
                 kept[mem] = counts
         self.sizes = kept

@@ -119,9 +119,13 @@ class _ChangeLog:
     by every watched size instead of one set insertion per size). Registered with the pool as a
     node change listener: it only needs ``add`` and ``update``."""
 
-    __slots__ = ("nodes", "base", "resets")
+    __slots__ = ("nodes", "base", "resets", "owner", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: NodeFloorFit, limit: int) -> None:
+        #: Compacted by its owner beyond ``limit`` entries, so it stays bounded even when no
+        #: size is asked for a long time.
+        self.owner = owner
+        self.limit = limit
         self.nodes: list[int] = []
         #: Absolute position of ``nodes[0]`` (positions keep growing across compactions).
         self.base = 0
@@ -129,7 +133,10 @@ class _ChangeLog:
         self.resets = 0
 
     def add(self, node: int) -> None:
-        self.nodes.append(node)
+        nodes = self.nodes
+        nodes.append(node)
+        if len(nodes) > self.limit:
+            self.owner.compact()
 
     def update(self, nodes: Iterable[int]) -> None:
         if isinstance(nodes, range):  # the pool's reset: every node changed
@@ -138,6 +145,8 @@ class _ChangeLog:
             self.nodes.clear()
         else:
             self.nodes.extend(nodes)
+            if len(self.nodes) > self.limit:
+                self.owner.compact()
 
     @property
     def end(self) -> int:
@@ -195,17 +204,18 @@ class NodeFloorFit:
     Per task size asked about, the per-node counts and their total are kept and brought up to
     date only when that size is asked again, from a log of the nodes changed since (one list
     append per change, whatever the number of sizes). A size not asked since the last
-    compaction of the log is dropped (rebuilt in one pass over the nodes if asked again).
+    compaction of the log is dropped (rebuilt in one pass over the nodes if asked again); while
+    no size is kept, the log is not listening at all (a run that never asks costs nothing).
     """
 
     def __init__(self, pool: CorePool) -> None:
         self.pool = pool
-        self.log = _ChangeLog()
-        pool.node_change_listeners.append(self.log)  # type: ignore[arg-type]
-        self.sizes: dict[float, _FloorCounts] = {}
-        self.node_sizes = [len(cores) for cores in pool.node_cores]
         #: Compact the log beyond this many entries (a few times the node count).
         self.limit = 4 * len(pool.node_cores) + 256
+        self.log = _ChangeLog(self, self.limit)
+        self.listening = False
+        self.sizes: dict[float, _FloorCounts] = {}
+        self.node_sizes = [len(cores) for cores in pool.node_cores]
         #: Full recounts (a size asked for the first time, after a reset, or after being
         #: dropped): what a scan of every node would cost each time.
         self.nb_builds = 0
@@ -213,8 +223,9 @@ class NodeFloorFit:
     def tasks(self, mem: float) -> int:
         """Tasks of ``mem`` MB (``mem > 0``) the nodes can take now, summed over nodes."""
         log, pool = self.log, self.pool
-        if len(log.nodes) > self.limit:
-            self._compact()
+        if not self.listening:
+            pool.node_change_listeners.append(log)  # type: ignore[arg-type]
+            self.listening = True
         counts = self.sizes.get(mem)
         if counts is None or counts.resets != log.resets:
             counts = self.sizes[mem] = _FloorCounts(pool, mem, log)
@@ -225,9 +236,9 @@ class NodeFloorFit:
                 counts.catch_up(pool, log, self.node_sizes)
         return counts.total
 
-    def _compact(self) -> None:
+    def compact(self) -> None:
         """Bring the sizes asked since the last compaction up to date, drop the others, and
-        empty the log."""
+        empty the log (which stops listening when no size is left)."""
         log, pool = self.log, self.pool
         kept: dict[float, _FloorCounts] = {}
         for mem, counts in self.sizes.items():
@@ -238,3 +249,7 @@ class NodeFloorFit:
         self.sizes = kept
         log.base += len(log.nodes)
         log.nodes.clear()
+        if not kept and self.listening:
+            listeners = pool.node_change_listeners
+            listeners[:] = [s for s in listeners if s is not log]
+            self.listening = False

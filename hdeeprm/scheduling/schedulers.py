@@ -23,10 +23,13 @@ recomputed at each decision point, so they move earlier when a job ends before i
 and later when a prediction is corrected.
 
 Costs per decision point: EASY walks the primary queue up to the head, the running jobs by
-predicted end only until the head's cores are counted, and the backfilling queue until no core
-is free; static orderings are kept sorted as jobs arrive (never re-sorted), dynamic ones
-(LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point. Conservative backfilling costs
-O(queue x profile steps) per decision point, as it inherently must.
+predicted end only until the head's cores are counted, and, for FCFS and static backfilling
+orderings, only the queued jobs whose request could still start (:mod:`.candidates`: requests
+needing more cores than are free, dominated by a refused one, or too long for the reservation
+with too many cores are skipped whole); static orderings are kept sorted as jobs arrive (never
+re-sorted), dynamic ones (LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point and
+walked in full. Conservative backfilling costs O(queue x profile steps) per decision point, as
+it inherently must.
 """
 
 from __future__ import annotations

@@ -62,3 +62,18 @@ def test_a_size_asked_again_recounts_only_the_changed_nodes() -> None:
     assert fit.nb_builds == 1  # caught up from the change log, never rebuilt
     assert fit.tasks(1000.0) == 9  # one free core each: every core
     assert fit.nb_builds == 2
+
+
+def test_change_log_stays_bounded_and_idle_without_questions() -> None:
+    pool = CorePool(hetero_platform())
+    fit = NodeFloorFit(pool)
+    assert fit.log not in pool.node_change_listeners  # nobody asked: nothing recorded
+    assert fit.tasks(4000.0) == 6
+    assert fit.log in pool.node_change_listeners
+    for step in range(3 * fit.limit):  # never asked again: compacted, then dropped
+        pool.take(7, "a", 100.0, 0.0)
+        pool.release([7], float(step))
+        assert len(fit.log.nodes) <= fit.limit
+    assert fit.sizes == {}
+    assert fit.log not in pool.node_change_listeners
+    assert fit.tasks(4000.0) == _scan(pool, 4000.0)

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.actions import PLACEMENT_POLICIES
 from hdeeprm.decision.job_scheduler import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
@@ -133,9 +133,10 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     ) -> None:
         if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
             raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
-        if core_policy not in CORE_POLICIES:
+        if core_policy not in PLACEMENT_POLICIES:
             raise ValueError(
-                f"unknown core policy {core_policy!r}; expected one of {', '.join(CORE_POLICIES)}"
+                f"unknown core policy {core_policy!r}; expected one of "
+                f"{', '.join(PLACEMENT_POLICIES)}"
             )
         self.queue_slots = queue_slots
         self.core_policy = core_policy
@@ -239,7 +240,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _decisions(self) -> list[Decision]:
         """Everything owed to the simulator: rejections, P-states, then the started jobs."""
         decisions = self.manager.flush()
-        decisions.extend(ExecuteJob(job.id, job.alloc) for job in self._started)
+        decisions.extend(ExecuteJob(job.id, job.alloc, job.gpu_alloc) for job in self._started)
         self._started = []
         return decisions
 
@@ -272,7 +273,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             in_time = now + job.req_time <= shadow
             if not in_time and job.res > extra:
                 continue
-            if manager.fits_now(job.res, job.mem) and manager.start_job(job, self.core_policy):
+            fits = manager.fits_now(job.res, job.mem, job.gpus)
+            if fits and manager.start_job(job, self.core_policy):
                 self._started.append(job)
                 if not in_time:
                     extra -= job.res
@@ -297,7 +299,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):
-            fits[i] = manager.fits_now(job.res, job.mem)
+            fits[i] = manager.fits_now(job.res, job.mem, job.gpus)
 
     # --- masks and reporting ------------------------------------------------------------
     @property

@@ -267,7 +267,7 @@ class ObservationBuilder:
                 min(1.0, math.log1p(req) / log_time) if log_time and req < math.inf else 1.0,
                 min(1.0, job.mem / max_mem) if max_mem > 0 else 0.0,
                 min(1.0, job.mem_bw / max_bw) if max_bw > 0 else 0.0,
-                1.0 if manager.fits_now(job.res, job.mem) else 0.0,
+                1.0 if manager.fits_now(job.res, job.mem, job.gpus) else 0.0,
             )
         out += [0.0] * (HEAD_FEATURES * (HEAD_JOBS - len(head)))
         free, demand = pool.proc_free, pool.proc_demand

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
+from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, PLACEMENT_POLICIES
 from hdeeprm.errors import InputError
 from hdeeprm.scheduling.config import SchedulerConfig, parse_scheduler
 from hdeeprm.workload.budget import check_synthetic_size
@@ -324,7 +324,7 @@ def _parse_selection(chk: _Checker, value: Any, where: str) -> tuple[tuple[str, 
             if not isinstance(core_policies, list) or not core_policies:
                 raise chk.fail(key_where, "expected a non-empty list of core policies")
             for cindex, core_policy in enumerate(core_policies):
-                chk.choice(core_policy, _join(key_where, cindex), CORE_POLICIES)
+                chk.choice(core_policy, _join(key_where, cindex), PLACEMENT_POLICIES)
                 pair = (job_policy, core_policy)
                 if pair in pairs:
                     raise chk.fail(

@@ -11,9 +11,9 @@ job's cores (CuSH places CPUs and GPUs as separate resources of a node).
 * ``depth_first``: as few nodes as possible. Nodes are taken one at a time, each time the node
   that covers the most of what is still missing (cores it can take given the task memory, plus
   GPUs), ties to the lowest node id; on each node the lowest free cores and GPU ids.
-* ``breadth_first``: as many nodes as possible. Units are dealt one per node in rounds, cores
-  first then GPUs; nodes the job does not use yet come first, then the nodes with the most free
-  units, then the lowest id.
+* ``breadth_first``: as many nodes as possible. Units are dealt one per node in rounds, GPUs
+  first (fewer nodes have them) then cores; nodes the job does not use yet come first, then the
+  nodes with the most free units, then the lowest id.
 * any other core policy (``high_gflops``, ...): the resource manager picks the cores as for a
   GPU-less job, then the GPUs go to the job's own nodes first (ascending node id), then to the
   other nodes (ascending node id).
@@ -190,11 +190,12 @@ def _depth_first(
 def _breadth_first(
     cap_c: list[int], cap_g: list[int], res: int, gpus: int
 ) -> list[tuple[int, int, int]]:
-    """Most nodes: one unit per node per round, cores first, then GPUs."""
+    """Most nodes: one unit per node per round, GPUs first (they exist on fewer nodes), then
+    cores, which go to the nodes the job does not use yet first."""
     n = len(cap_c)
     cores = [0] * n
     gpu = [0] * n
-    for need, cap, got in ((res, cap_c, cores), (gpus, cap_g, gpu)):
+    for need, cap, got in ((gpus, cap_g, gpu), (res, cap_c, cores)):
         if not need:
             continue
         # Nodes the job does not use yet first, then the most free units, then the lowest id.

@@ -1,0 +1,87 @@
+"""CuSH's heuristics (FCFS, SJF, DRF, Rand) and the scenario runner, worked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from gpu_helpers import TINY
+
+from hdeeprm.environment.job_pickers import CushPicker, cush_key
+from hdeeprm.experiment.cush import CushScenario
+from hdeeprm.workload.model import JobSpec, Profile, Workload
+
+
+def job(seq: int, subtime: float, req: float, res: int, gpus: int) -> SimpleNamespace:
+    return SimpleNamespace(seq=seq, subtime=subtime, req_time=req, res=res, gpus=gpus)
+
+
+JOBS = [job(0, 0.0, 5.0, 8, 1), job(1, 0.0, 3.0, 1, 6), job(2, 1.0, 1.0, 2, 2)]
+
+
+@pytest.mark.parametrize(
+    ("name", "best"),
+    [
+        ("FCFS", 1),  # 0 and 1 arrived together: the shorter one (1)
+        ("SJF", 2),  # shortest requested time
+        ("DRF", 2),  # dominant shares on 16 cores / 8 GPUs: 0.5, 0.75, 0.25
+    ],
+)
+def test_heuristic_choices(name: str, best: int) -> None:
+    assert CushPicker(name).choose(JOBS, 16, 8) == best
+    assert min(range(3), key=lambda i: cush_key(name, 16, 8)(JOBS[i])) == best
+
+
+def test_random_picker_is_seeded_and_unknown_names_refused() -> None:
+    first = [CushPicker("Rand", 3).choose(JOBS, 16, 8) for _ in range(1)]
+    picker = CushPicker("Rand", 3)
+    assert [picker.choose(JOBS, 16, 8)] == first
+    with pytest.raises(ValueError, match="unknown CuSH heuristic"):
+        CushPicker("LJF")
+
+
+def _tiny_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY))
+    return path
+
+
+def test_sjf_depth_first_by_hand(tmp_path: Path) -> None:
+    """Tiny platform of tests/decision/test_gpus.py (nodes of 2 cores + 4, 2, 0 GPUs).
+
+    At 0 SJF starts C (1 s, 1 core + 2 GPUs: node 0, packed: no compute penalty), then B (2 s,
+    1 + 1 on node 0: packed network job, penalty 1.0 -> 4 s); A (2 cores + 4 GPUs) does not
+    fit (3 GPUs free). At 1 C ends: A goes to node 0 (1 core, GPUs 0, 1, 3) and node 1 (1 core,
+    1 GPU): 2 nodes of n_min 1, n_max 3, spread 0.5, compute penalty 0.25 -> 5 s, 1 to 6.
+    NTAT = (1 + 1 + 6 / 5) / 3; wait = (0 + 0 + 1) / 3 t.
+    """
+    scenario = CushScenario(_tiny_file(tmp_path))
+    specs = [
+        JobSpec("A", 0.0, 2, "A", extra={"gpus": 4, "workload_type": "compute"}),
+        JobSpec("B", 0.0, 1, "B", extra={"gpus": 1, "workload_type": "network"}),
+        JobSpec("C", 0.0, 1, "C", extra={"gpus": 2, "workload_type": "compute"}),
+    ]
+    profiles = {
+        name: Profile(name, "delay", delay=d, extra={"req_time": d})
+        for name, d in (("A", 4.0), ("B", 2.0), ("C", 1.0))
+    }
+    result = scenario.run(Workload(6, specs, profiles), "SJF", "DF")
+    assert math.isclose(result.ntat, (1 + 1 + 1.2) / 3)
+    assert math.isclose(result.wait, 1 / 3)
+    assert math.isclose(result.penalty, (0 + 1.0 + 0.25) / 3)
+
+
+def test_sierra_scenario_is_deterministic() -> None:
+    scenario = CushScenario()
+    jobs = scenario.jobset(11)
+    assert len(jobs.jobs) == 20
+    runs = [scenario.run(jobs, "Rand", "BF", seed=5) for _ in range(2)]
+    assert runs[0] == runs[1]
+    for name in ("FCFS", "SJF", "DRF"):
+        result = scenario.run(jobs, name, "DF")
+        assert result.ntat >= 1.0 and result.wait >= 0.0
+        # Depth-first packs: network jobs are penalised, compute jobs are not.
+        assert 0.0 <= result.penalty <= 1.0

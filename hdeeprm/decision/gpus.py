@@ -42,14 +42,18 @@ class GpuPool:
         self.nb_gpus = len(platform.gpus)
         self.node_gpus: list[list[int]] = [[g.id for g in node.gpus] for node in platform.nodes]
         self.gpu_node: list[int] = [g.node.id for g in platform.gpus]
-        #: Node type name of each node, and the distinct types in first-seen order
-        #: (the observation's GPU features are per node type).
-        self.node_type: list[str] = [node.type for node in platform.nodes]
-        self.types: list[str] = list(dict.fromkeys(self.node_type))
-        self._type_index = [self.types.index(t) for t in self.node_type]
+        #: Node types that have GPUs, in first-seen order (the observation's GPU features),
+        #: each node's position in that list (-1: no GPU) and each type's GPU count.
+        self.types: list[str] = list(
+            dict.fromkeys(node.type for node in platform.nodes if node.gpus)
+        )
+        self._type_index = [
+            self.types.index(node.type) if node.gpus else -1 for node in platform.nodes
+        ]
         self._type_total = np.zeros(len(self.types))
         for node, ids in enumerate(self.node_gpus):
-            self._type_total[self._type_index[node]] += len(ids)
+            if ids:
+                self._type_total[self._type_index[node]] += len(ids)
         self.reset()
 
     def reset(self) -> None:
@@ -80,13 +84,14 @@ class GpuPool:
         self.free_count += len(gpus)
 
     def free_by_type(self) -> np.ndarray:
-        """Fraction of each node type's GPUs that is free (0 for a type without GPUs), in
-        :attr:`types` order: the observation's GPU features."""
+        """Fraction of the GPUs of each node type with GPUs that is free, in :attr:`types`
+        order: the observation's GPU features."""
         free = np.zeros(len(self.types))
+        index = self._type_index
         for node, ids in enumerate(self.free):
-            free[self._type_index[node]] += len(ids)
-        total = self._type_total
-        return np.divide(free, total, out=np.zeros_like(free), where=total > 0)
+            if ids:
+                free[index[node]] += len(ids)
+        return free / self._type_total if len(free) else free
 
 
 def _core_capacity(pool: CorePool, node: int, mem: float) -> int:

@@ -196,8 +196,8 @@ def test_free_gpus_by_node_type() -> None:
     _, gpus, alloc = allocator(tiny())
     alloc.gpus_near([0], 1, "j")
     alloc.gpus_near([2], 1, "k")
-    assert gpus.types == ["A", "B", "C"]
-    assert gpus.free_by_type().tolist() == [0.75, 0.5, 0.0]
+    assert gpus.types == ["A", "B"]  # node types with GPUs only
+    assert gpus.free_by_type().tolist() == [0.75, 0.5]
 
 
 # --- service time -----------------------------------------------------------------------
@@ -316,3 +316,29 @@ def test_engine_refuses_a_busy_gpu(tmp_path: Path) -> None:
     engine.proceed([])  # t = 0: both submitted
     with pytest.raises(SimulationError, match="GPU 3 is busy running job 'w0!X'"):
         engine.proceed([ExecuteJob("w0!X", [0], [3]), ExecuteJob("w0!Y", [1], [3])])
+
+
+# --- observations -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kind", "base"), [("minimal", 21), ("queue", 21 + 1 + 48 + 2), ("small", 21 + 3 + 3)]
+)
+def test_observations_show_free_gpus_per_node_type(kind: str, base: int) -> None:
+    from hdeeprm.environment.observation import ObservationBuilder
+    from hdeeprm.workload.limits import JobLimits
+
+    platform = tiny()
+    manager = WorkloadManager(platform)
+    builder = ObservationBuilder(kind, manager, JobLimits(10.0, 6, 0.0, 0.0), 0.05)
+    # Node types with GPUs: A (4) and B (2); C has none and gets no feature.
+    assert builder.size == base + 2
+    assert builder.build()[-2:].tolist() == [1.0, 1.0]
+    manager.locality.gpus_near([0], 3, "j")  # 3 of A's 4 GPUs
+    manager.locality.gpus_near([2], 1, "k")  # 1 of B's 2
+    assert builder.build()[-2:].tolist() == [0.25, 0.5]
+    # Without GPUs the sizes are what they always were.
+    raw = copy.deepcopy(TINY)
+    raw["clusters"][0]["nodes"] = [{"type": "C", "number": 3}]
+    plain = ObservationBuilder(
+        kind, WorkloadManager(platform_from_json(raw)), JobLimits(10.0, 6, 0.0, 0.0), 0.05
+    )
+    assert plain.size == base

@@ -85,3 +85,37 @@ def test_sierra_scenario_is_deterministic() -> None:
         assert result.ntat >= 1.0 and result.wait >= 0.0
         # Depth-first packs: network jobs are penalised, compute jobs are not.
         assert 0.0 <= result.penalty <= 1.0
+
+
+@pytest.mark.parametrize(("policy", "finish"), [("depth_first", 20.0), ("breadth_first", 10.0)])
+def test_job_selection_env_with_gpus_and_service_time(tmp_path: Path, policy, finish) -> None:
+    """One network job of 2 cores + 5 GPUs for 10 s on the tiny platform: packed (depth-first)
+    it pays the full network penalty (x 2), spread over the 3 nodes (breadth-first) none."""
+    from hdeeprm.environment import JobSelectionEnv
+    from hdeeprm.environment.job_pickers import run_episode
+    from hdeeprm.platform import load_platform
+    from hdeeprm.simulation.service_time import ServiceTimeModel
+
+    platform_file = _tiny_file(tmp_path)
+    workload = Workload(
+        6,
+        [JobSpec("X", 0.0, 2, "X", extra={"gpus": 5, "workload_type": "network"})],
+        {"X": Profile("X", "delay", delay=10.0, extra={"req_time": 10.0})},
+    )
+    workload.save(tmp_path / "w.json")
+    options = {
+        "seed": 1,
+        "platform_file_path": str(platform_file),
+        "pybatsim": {
+            "env": {"objective": "avg_job_slowdown", "actions": {"void": False}},
+            "agent": {"type": "LEARNING", "run": "train", "hidden": 8, "lr": 0.01, "gamma": 0.9},
+        },
+    }
+    (tmp_path / "o.json").write_text(json.dumps(options))
+    env = JobSelectionEnv(
+        tmp_path / "o.json", tmp_path / "run", tmp_path / "w.json", core_policy=policy
+    )
+    env.service_time = ServiceTimeModel.from_platform(load_platform(platform_file))
+    run_episode(env, CushPicker("FCFS"))
+    (job,) = env.engine.finished_jobs
+    assert (job.start_time, job.finish_time, len(job.gpus)) == (0.0, finish, 5)

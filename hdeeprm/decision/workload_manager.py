@@ -443,11 +443,20 @@ class WorkloadManager:
     def _submit(self, job: Any) -> None:
         record = job_record(job, self.nb_submitted, self.profiles)
         self.nb_submitted += 1
-        if record.gpus > self.gpu_pool.nb_gpus or not self.can_ever_run(record.res, record.mem):
+        too_many_gpus = record.gpus > self.gpu_pool.nb_gpus
+        if too_many_gpus or not self.can_ever_run(record.res, record.mem):
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
-            if LOG.isEnabledFor(logging.WARNING):
+            if too_many_gpus and LOG.isEnabledFor(logging.WARNING):
+                LOG.warning(
+                    "t=%.6f job %s rejected: it asks for %d GPU(s), the platform has %d",
+                    self.now,
+                    record.id,
+                    record.gpus,
+                    self.gpu_pool.nb_gpus,
+                )
+            elif LOG.isEnabledFor(logging.WARNING):
                 self._rejections(
                     self.now,
                     record.id,

@@ -240,7 +240,7 @@ def _jobs(*jobs: tuple[str, float, int, int, float, str | None]) -> Workload:
     return Workload(6, specs, profiles)
 
 
-def test_gpu_accounting_end_to_end(tmp_path: Path) -> None:
+def test_gpu_accounting_end_to_end(tmp_path: Path, caplog) -> None:
     """X takes 5 of the 6 GPUs from 0 to 10 s; Y (2 GPUs) arrives at 1 and waits for them;
     FCFS blocks Z (1 GPU) behind Y; both start at 10 when X releases its GPUs. W asks for 7
     GPUs, more than the platform has: rejected at submission."""
@@ -262,6 +262,7 @@ def test_gpu_accounting_end_to_end(tmp_path: Path) -> None:
     assert times["Y"] == (10.0, 15.0, (0, 1))
     assert times["Z"] == (10.0, 13.0, (2,))
     assert times["W"][0] is None and manager.rejected == ["w0!W"]
+    assert "job w0!W rejected: it asks for 7 GPU(s), the platform has 6" in caplog.text
     assert manager.gpu_pool.free_count == 6
     paths = write_outputs(engine, tmp_path / "out")
     assert paths["gpus"].read_text().splitlines() == [

@@ -10,6 +10,7 @@ from hdeeprm.decision.actions import (
     ActionSpace,
     parse_action_name,
 )
+from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
 from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
 from hdeeprm.decision.resource_manager import ResourceManager
@@ -25,6 +26,7 @@ __all__ = [
     "Action",
     "ActionSpace",
     "CorePool",
+    "FixedPair",
     "GpuPool",
     "JobRecord",
     "JobScheduler",

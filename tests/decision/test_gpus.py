@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 from gpu_helpers import TINY
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, GpuPool, LocalityAllocator, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, GpuPool, LocalityAllocator, WorkloadManager
 from hdeeprm.decision.resources import CorePool
 from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.platform import (
@@ -252,7 +251,7 @@ def test_gpu_accounting_end_to_end(tmp_path: Path, caplog) -> None:
         ("W", 3.0, 1, 7, 1.0, None),
     )
     actions = ActionSpace([("first", "depth_first")], void=False)
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, "first-depth_first"))
+    manager = WorkloadManager(platform, actions, FixedPair(actions, "first-depth_first"))
     engine = Engine(_sim(platform, tmp_path), workload)
     run(engine, manager)
     times = {j.spec.id: (j.start_time, j.finish_time, j.gpus) for j in engine.finished_jobs}
@@ -278,7 +277,7 @@ def test_gpu_less_runs_write_no_gpu_file(tmp_path: Path) -> None:
     platform = tiny()
     workload = _jobs(("X", 0.0, 2, 0, 10.0, None))
     actions = ActionSpace([("first", "high_gflops")], void=False)
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, "first-high_gflops"))
+    manager = WorkloadManager(platform, actions, FixedPair(actions, "first-high_gflops"))
     engine = Engine(_sim(platform, tmp_path), workload)
     run(engine, manager)
     assert "gpus" not in write_outputs(engine, tmp_path / "out")
@@ -299,7 +298,7 @@ def test_service_time_in_the_engine(tmp_path: Path, kind, policy: str, duration:
     platform = tiny()
     workload = _jobs(("X", 0.0, 2, 5, 10.0, kind))
     actions = ActionSpace([("first", policy)], void=False)
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, f"first-{policy}"))
+    manager = WorkloadManager(platform, actions, FixedPair(actions, f"first-{policy}"))
     model = ServiceTimeModel.from_platform(platform)
     engine = Engine(_sim(platform, tmp_path), workload, service_time=model)
     run(engine, manager)

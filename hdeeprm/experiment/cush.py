@@ -16,6 +16,7 @@ time in time units ``t``.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.decision.workload_manager import WorkloadManager
 from hdeeprm.environment.job_pickers import CUSH_HEURISTICS, CushPicker
-from hdeeprm.platform import load_platform, platform_xml
+from hdeeprm.platform import load_platform, platform_from_json, platform_xml
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.events import ExecuteJob
@@ -36,6 +37,18 @@ from hdeeprm.workload.model import Workload
 CUSH_POLICIES = {"DF": "depth_first", "BF": "breadth_first"}
 #: The platform file of the Sierra-like scenario, relative to the repository root.
 SIERRA_PLATFORM = Path("platform_examples") / "cush_sierra.json"
+#: Paper's Table 1, Summit columns (2 CPUs + 6 GPUs per node).
+PAPER_TABLE1_SUMMIT: dict[str, tuple[float, float]] = {
+    "CuSH": (3.8, 11.79),
+    "FCFS DF": (6.54, 20.90),
+    "FCFS BF": (7.07, 19.45),
+    "SJF DF": (5.23, 18.37),
+    "SJF BF": (5.14, 15.33),
+    "DRF DF": (6.40, 19.59),
+    "DRF BF": (6.69, 17.86),
+    "Rand DF": (7.01, 22.39),
+    "Rand BF": (6.46, 16.38),
+}
 #: Paper's Table 1, Sierra columns: (NTAT, wait time in t) per heuristic and policy.
 PAPER_TABLE1_SIERRA: dict[str, tuple[float, float]] = {
     "CuSH": (3.33, 11.09),
@@ -64,6 +77,8 @@ class CushScenario:
 
     Args:
         platform_file: a platform JSON with GPUs (default: the Sierra-like example).
+        gpus_per_node: replace the GPU count of every node type of the file (6: the paper's
+            Summit-like configuration); ``None`` keeps the file's.
         compute, network: the service-time model's penalties at the worst locality.
         queue_slots: jobs visible to the heuristics (CuSH: 5).
         time_unit: seconds per time unit ``t`` of the job sets.
@@ -77,8 +92,16 @@ class CushScenario:
         network: float = 1.0,
         queue_slots: int = 5,
         time_unit: float = 1.0,
+        gpus_per_node: int | None = None,
     ) -> None:
-        self.platform: Platform = load_platform(platform_file)
+        if gpus_per_node is None:
+            self.platform: Platform = load_platform(platform_file)
+        else:
+            raw = json.loads(Path(platform_file).read_text())
+            for node in raw.get("types", {}).get("node", {}).values():
+                for entry in node.get("gpus", []):
+                    entry["number"] = gpus_per_node
+            self.platform = platform_from_json(raw, os.fspath(platform_file))
         self.sim_platform: SimPlatform = _sim_platform(self.platform)
         self.model = ServiceTimeModel.from_platform(self.platform, compute=compute, network=network)
         self.queue_slots = queue_slots
@@ -144,6 +167,7 @@ __all__ = [
     "CUSH_HEURISTICS",
     "CUSH_POLICIES",
     "PAPER_TABLE1_SIERRA",
+    "PAPER_TABLE1_SUMMIT",
     "SIERRA_PLATFORM",
     "CushResult",
     "CushScenario",

@@ -119,3 +119,11 @@ def test_job_selection_env_with_gpus_and_service_time(tmp_path: Path, policy, fi
     run_episode(env, CushPicker("FCFS"))
     (job,) = env.engine.finished_jobs
     assert (job.start_time, job.finish_time, len(job.gpus)) == (0.0, finish, 5)
+
+
+def test_summit_like_variant_has_six_gpus_per_node() -> None:
+    scenario = CushScenario(gpus_per_node=6)
+    assert len(scenario.platform.gpus) == 768
+    assert {len(node.gpus) for node in scenario.platform.nodes} == {6}
+    assert scenario.model.gpus_per_node == 6
+    assert max(job.gpus for job in scenario.jobset(1).jobs) <= 768 // 2

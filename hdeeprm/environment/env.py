@@ -113,8 +113,11 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._nb_actions = len(self.actions)
         self.engine: Engine | None = None
         #: CuSH's locality penalties (:mod:`hdeeprm.simulation.service_time`) for the episodes
-        #: reset from now on; ``None`` (default): durations as the profiles say.
-        self.service_time: ServiceTimeModel | None = None
+        #: reset from now on: the options' ``service_time``; ``None`` (default): durations as
+        #: the profiles say.
+        self.service_time: ServiceTimeModel | None = ServiceTimeModel.from_settings(
+            inputs.platform, self.options.service_time
+        )
         self.reward_kind = env_opts.reward
         self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)

@@ -27,7 +27,7 @@ engine is given a model.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hdeeprm.errors import InputError
@@ -73,6 +73,15 @@ class ServiceTimeModel:
             compute=float(compute),
             network=float(network),
         )
+
+    @classmethod
+    def from_settings(
+        cls, platform: Platform, settings: Mapping[str, float] | None
+    ) -> ServiceTimeModel | None:
+        """The model an options file's ``service_time`` object asks for, or ``None`` (off)."""
+        if settings is None:
+            return None
+        return cls.from_platform(platform, **settings)
 
     def spread(self, hosts: Sequence[int], gpus: Sequence[int] = ()) -> float:
         """How spread the allocation is: 0 = as few nodes as possible, 1 = as many."""

@@ -83,13 +83,16 @@ class ServiceTimeModel:
             return None
         return cls.from_platform(platform, **settings)
 
+    def bounds(self, cores: int, gpus: int) -> tuple[int, int]:
+        """``(n_min, n_max)``: the fewest and the most nodes ``cores`` + ``gpus`` may span."""
+        lowest = math.ceil(cores / self.cores_per_node) if cores else 0
+        if gpus and self.gpus_per_node:
+            lowest = max(lowest, math.ceil(gpus / self.gpus_per_node))
+        return lowest, min(self.nb_nodes, cores + gpus)
+
     def spread(self, hosts: Sequence[int], gpus: Sequence[int] = ()) -> float:
         """How spread the allocation is: 0 = as few nodes as possible, 1 = as many."""
-        cores, nb_gpus = len(hosts), len(gpus)
-        lowest = math.ceil(cores / self.cores_per_node) if cores else 0
-        if nb_gpus and self.gpus_per_node:
-            lowest = max(lowest, math.ceil(nb_gpus / self.gpus_per_node))
-        highest = min(self.nb_nodes, cores + nb_gpus)
+        lowest, highest = self.bounds(len(hosts), len(gpus))
         if highest <= lowest:
             return 0.0
         host_node, gpu_node = self.host_node, self.gpu_node
@@ -103,11 +106,8 @@ class ServiceTimeModel:
         if workload_type == "compute":
             return self.compute * self.spread(hosts, gpus)
         if workload_type == "network":
-            cores, nb_gpus = len(hosts), len(gpus)
-            lowest = math.ceil(cores / self.cores_per_node) if cores else 0
-            if nb_gpus and self.gpus_per_node:
-                lowest = max(lowest, math.ceil(nb_gpus / self.gpus_per_node))
-            if min(self.nb_nodes, cores + nb_gpus) <= lowest:
+            lowest, highest = self.bounds(len(hosts), len(gpus))
+            if highest <= lowest:
                 return 0.0
             return self.network * (1.0 - self.spread(hosts, gpus))
         return 0.0

@@ -205,6 +205,7 @@ def test_locality_penalties_by_hand() -> None:
     # 2 cores + 5 GPUs: n_min = max(ceil(2/2), ceil(5/4)) = 2, n_max = min(3, 7) = 3.
     packed = ([0, 1], [0, 1, 2, 3, 4])  # nodes 0, 1
     spread = ([0, 4], [0, 1, 2, 4, 5])  # nodes 0, 1, 2
+    assert model.bounds(2, 5) == (2, 3)
     assert model.spread(*packed) == 0.0 and model.spread(*spread) == 1.0
     assert model.penalty("compute", *packed) == 0.0
     assert model.penalty("compute", *spread) == 0.5

@@ -47,6 +47,11 @@ def test_gpus_per_task_gives_synthetic_jobs_gpus(tmp_path: Path) -> None:
     assert len(rows) == 40
     requested = {job.id: job.res for job in inputs.workload.jobs}
     assert all(int(row["nb_gpus"]) == requested[row["job_id"]] for row in rows)
+    # hdeeprm-clean knows it as an output of the run.
+    from hdeeprm.analysis.clean import plan_clean
+
+    plan = plan_clean(tmp_path / "run")
+    assert tmp_path / "run" / "out_gpus.csv" in plan.files
 
 
 def test_service_time_option_in_classic_runs(tmp_path: Path) -> None:

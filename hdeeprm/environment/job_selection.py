@@ -65,6 +65,8 @@ from hdeeprm.simulation.events import Decision, ExecuteJob
 DEFAULT_SLOTS = 128
 #: Features per visible job.
 JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
+#: Features appended per visible job with ``log_features=True``.
+LOG_FEATURES = ("log_wait", "log_req_time", "log_res")
 #: The objective the rewards add up to.
 OBJECTIVE = "avg_bounded_slowdown"
 
@@ -138,6 +140,10 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             action becomes ``(slot, p)`` and the chosen job is placed by ``policies[p]``;
             jobs backfilled around a reserved one are still placed by ``core_policy``.
             None (default): one step, every chosen job placed by ``core_policy``.
+        log_features: append per job ``log(1 + wait) / log(1 + max_time)``, the same for the
+            requested time, and ``log(1 + res) / log(1 + max_core)`` (clipped to 1): a trace's
+            requested times span seconds to days, and the linear features squash all short
+            jobs near 0.
     """
 
     def __init__(
@@ -155,6 +161,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         core_policy: str = "high_gflops",
         backfill: bool = False,
         policies: Sequence[str] | None = None,
+        log_features: bool = False,
     ) -> None:
         if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
             raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
@@ -178,6 +185,9 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.policies: tuple[str, ...] | None = policies
         self.queue_slots = queue_slots
         self.core_policy = core_policy
+        self.log_features = bool(log_features)
+        #: Features per visible job (the observation's per-slot width).
+        self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
         super().__init__(
             options,
@@ -197,7 +207,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             dtype=float,
         )
         self._scale[self._scale <= 0] = 1.0
-        size = queue_slots * len(JOB_FEATURES) + 2 * self._cluster.nb_types + 1
+        self._log_scale = np.log1p(self._scale[[0, 0, 2]])
+        size = queue_slots * self.job_width + 2 * self._cluster.nb_types + 1
         self.observation_space = spaces.Box(0.0, 1.0, (size,), np.float32)
         if policies is None:
             self.action_space = spaces.Discrete(queue_slots + 1)
@@ -433,11 +444,11 @@ class _Observer:
     @property
     def size(self) -> int:
         env = self.env
-        return env.queue_slots * len(JOB_FEATURES) + 2 * env._cluster.nb_types + 1
+        return env.queue_slots * env.job_width + 2 * env._cluster.nb_types + 1
 
     def build(self) -> np.ndarray:
         env = self.env
-        slots, width = env.queue_slots, len(JOB_FEATURES)
+        slots, width = env.queue_slots, env.job_width
         obs = np.zeros(slots * width + 2 * env._cluster.nb_types + 1, dtype=np.float32)
         visible = env._visible
         if visible:
@@ -447,8 +458,11 @@ class _Observer:
                 [(now - j.subtime, j.req_time, j.res, j.mem, j.mem_bw) for j in visible],
                 dtype=float,
             )
-            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block = obs[: slots * width].reshape(slots, width)
+            if env.log_features:
+                logs = np.log1p(np.maximum(raw[:, [0, 1, 2]], 0.0)) / env._log_scale
+                block[:n, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block[:n, :5] = raw
             block[:n, 5] = env._fits[:n]
         cluster = env._cluster.features()

@@ -308,15 +308,14 @@ class TwoStepPPO:
                     f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
                 )
             self.envs = build_vector_env(env_fns, config.vector, config.envs_per_actor)
-            from hdeeprm.environment.job_selection import JOB_FEATURES
-
             slots = int(self.envs.get_attr("queue_slots")[0])
             size = int(np.prod(self.envs.single_observation_space.shape))
             policies = self.envs.get_attr("policies")[0]
+            width = int(self.envs.get_attr("job_width")[0])
             spaces = {
                 "slots": slots,
-                "width": len(JOB_FEATURES),
-                "context": size - slots * len(JOB_FEATURES),
+                "width": width,
+                "context": size - slots * width,
                 "policies": None if policies is None else list(policies),
             }
         elif spaces is None:

@@ -129,3 +129,20 @@ def test_one_step_environment_is_unchanged(tmp_path) -> None:
     env = make_env(tmp_path, JOBS)
     _, info = env.reset(seed=0)
     assert env.policies is None and "policy_mask" not in info and "policy" not in info
+
+
+def test_log_features_by_hand(tmp_path) -> None:
+    env = make_env(tmp_path, log_features=True)
+    env.reset(seed=0)
+    obs, *_ = env.step(0)
+    limits = env.inputs.job_limits
+    assert env.job_width == 9 and obs.shape == (6 * 9 + 3,)
+    jobs = obs[: 6 * 9].reshape(6, 9)
+    # J1 at t = 4: waited 3 s, requested 6 s and 3 cores; the linear features are unchanged.
+    assert jobs[0, :3] == pytest.approx(
+        [3 / limits.max_time, 6 / limits.max_time, 3 / limits.max_core], rel=1e-6
+    )
+    log_t = np.log1p(limits.max_time)
+    expected = [np.log1p(3) / log_t, np.log1p(6) / log_t, np.log1p(3) / np.log1p(limits.max_core)]
+    assert jobs[0, 6:] == pytest.approx(expected, rel=1e-6)
+    assert not jobs[4:].any() and env.observation_space.contains(obs)

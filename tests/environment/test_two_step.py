@@ -146,3 +146,12 @@ def test_log_features_by_hand(tmp_path) -> None:
     expected = [np.log1p(3) / log_t, np.log1p(6) / log_t, np.log1p(3) / np.log1p(limits.max_core)]
     assert jobs[0, 6:] == pytest.approx(expected, rel=1e-6)
     assert not jobs[4:].any() and env.observation_space.contains(obs)
+
+
+def test_check_env_with_two_steps(tmp_path) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    env = make_env(tmp_path, random_jobs(20, seed=1), queue_slots=4, policies=POLICIES)
+    check_env(env, skip_render_check=True)
+    _, info = env.reset(seed=0)
+    assert info["policy_mask"].shape == (4, 2) and env.action_space.contains(np.array([4, 1]))

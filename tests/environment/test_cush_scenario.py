@@ -127,3 +127,43 @@ def test_summit_like_variant_has_six_gpus_per_node() -> None:
     assert {len(node.gpus) for node in scenario.platform.nodes} == {6}
     assert scenario.model.gpus_per_node == 6
     assert max(job.gpus for job in scenario.jobset(1).jobs) <= 768 // 2
+
+
+@pytest.mark.parametrize(("policy", "finish", "reward"), [(0, 20.0, -1.0), (1, 10.0, 0.0)])
+def test_two_step_policy_selector_sees_the_locality_penalty(
+    tmp_path: Path, policy: int, finish: float, reward: float
+) -> None:
+    """CuSH's policy selector choosing depth- or breadth-first for one network job (2 cores +
+    5 GPUs, 10 s) on the tiny platform: its reward is minus the penalty (cores all equal)."""
+    from hdeeprm.environment import JobSelectionEnv
+    from hdeeprm.platform import load_platform
+    from hdeeprm.simulation.service_time import ServiceTimeModel
+
+    platform_file = _tiny_file(tmp_path)
+    Workload(
+        6,
+        [JobSpec("X", 0.0, 2, "X", extra={"gpus": 5, "workload_type": "network"})],
+        {"X": Profile("X", "delay", delay=10.0, extra={"req_time": 10.0})},
+    ).save(tmp_path / "w.json")
+    options = {
+        "seed": 1,
+        "platform_file_path": str(platform_file),
+        "pybatsim": {
+            "env": {"objective": "avg_job_slowdown", "actions": {"void": False}},
+            "agent": {"type": "LEARNING", "run": "train", "hidden": 8, "lr": 0.01, "gamma": 0.9},
+        },
+    }
+    (tmp_path / "o.json").write_text(json.dumps(options))
+    env = JobSelectionEnv(
+        tmp_path / "o.json",
+        tmp_path / "run",
+        tmp_path / "w.json",
+        queue_slots=2,
+        policies=["depth_first", "breadth_first"],
+    )
+    env.service_time = ServiceTimeModel.from_platform(load_platform(platform_file))
+    env.reset(seed=0)
+    _, _, done, _, info = env.step((0, policy))
+    assert done and info["policy_reward"] == reward
+    (job,) = env.engine.finished_jobs
+    assert job.finish_time == finish

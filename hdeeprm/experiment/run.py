@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hdeeprm._atomic import atomic_open, ensure_dir
-from hdeeprm.agents import ClassicAgent
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
@@ -26,6 +26,7 @@ from hdeeprm.simulation import (
     write_outputs,
 )
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
+from hdeeprm.simulation.service_time import ServiceTimeModel
 
 INSIGHTS_FILE = "insights.log"
 OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
@@ -155,7 +156,7 @@ def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> Worklo
     actions = action_space(inputs)
     if options.agent.policy_pair is None:
         raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
-    agent = ClassicAgent(actions, options.agent.policy_pair)
+    agent = FixedPair(actions, options.agent.policy_pair)
     scheduler = None
     if options.agent.scheduler is not None:
         from hdeeprm.scheduling import BackfillScheduler
@@ -266,7 +267,8 @@ def run_classic(
     ensure_dir(out)
     manager = classic_manager(inputs, seed)
     platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
-    engine = Engine(platform, inputs.workload)
+    service_time = ServiceTimeModel.from_settings(inputs.platform, inputs.options.service_time)
+    engine = Engine(platform, inputs.workload, service_time=service_time)
     with insights_log(out, inputs.options.log_level):
         wall = drive(engine, manager, len(inputs.workload.jobs), progress=progress)
         metrics = compute_metrics(engine, manager, wall)

@@ -11,6 +11,7 @@ one ended), each with both objectives. ``scaled``: the heterogeneous platform at
 and 5,632 cores with its 4.2 workload, both objectives. For each: the five pairs played
 alone, then the actor-critic agent trained per seed; prints the optimal pairs, convergence of
 their probability, and the objective of the last training episodes beside the best pair.
+``--ppo-decisions N`` also trains the built-in PPO (as in ``scaling/reproduce.py``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ SMALL = tuple(f"two_jobs_{name}" for name in common.TWO_JOB_WORKLOADS)
 SCALED = ("hetero_704", "hetero_2816", "hetero_5632")
 
 
-def run_scenario(platform: str, workload: str, objective: str, episodes: int, seeds: int):
-    """Fixed pairs and ``seeds`` training runs of one (platform, workload, objective)."""
+def run_scenario(
+    platform: str, workload: str, objective: str, episodes: int, seeds: int,
+    ppo_decisions: int = 0,
+):
+    """Fixed pairs, ``seeds`` actor-critic runs and (with ``ppo_decisions``) as many PPO runs
+    of one (platform, workload, objective)."""
     workload_file = common.HERE / "inputs" / f"{workload}.workload.json"
     options = common.scenario_options(OPTIONS, platform, objective=objective)
     pairs = common.run_fixed_pairs(options, workload_file, common.temp_run_dir(workload))
@@ -44,7 +49,14 @@ def run_scenario(platform: str, workload: str, objective: str, episodes: int, se
         )
         for seed in range(seeds)
     ]
-    return pairs, optimal, runs
+    ppo = [
+        common.train_ppo(
+            common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
+            workload_file, common.temp_run_dir(workload), ppo_decisions,
+        )
+        for seed in range(seeds if ppo_decisions else 0)
+    ]
+    return pairs, optimal, runs, ppo
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("small", "scaled", "both"), default="both")
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--ppo-decisions", type=int, default=0,
+                        help="also train the built-in PPO for this many decisions per seed")
     parser.add_argument("--platforms", nargs="+", choices=SCALED, default=SCALED)
     args = parser.parse_args(argv)
     scenarios = []
@@ -61,14 +75,18 @@ def main(argv: list[str] | None = None) -> int:
         scenarios += [(p, p) for p in args.platforms]
     for platform, workload in scenarios:
         for objective, unit in OBJECTIVES.items():
-            pairs, optimal, runs = run_scenario(
-                platform, workload, objective, args.episodes, args.seeds
+            pairs, optimal, runs, ppo = run_scenario(
+                platform, workload, objective, args.episodes, args.seeds, args.ppo_decisions
             )
             print(f"{platform} / {workload}: objective {objective} ({unit})")
             common.print_pairs(pairs, unit)
             seconds = sum(r.seconds for r in runs)
             print(f"  actor-critic, {args.episodes} episodes x {args.seeds} seeds: "
                   f"{common.seed_summary(runs, optimal)}; {seconds:.1f} CPU s")
+            if ppo:
+                seconds = sum(r.seconds for r in ppo)
+                print(f"  PPO, {args.ppo_decisions} decisions x {args.seeds} seeds: "
+                      f"{common.ppo_summary(ppo, optimal)}; {seconds:.1f} CPU s")
     return 0
 
 

@@ -3,7 +3,7 @@
 Usage::
 
     python thesis_experiments/extension/objective_change/reproduce.py [--platform hetero_5632]
-        [--phase-episodes 150] [--seeds 3] [--mode reset continue]
+        [--phase-episodes 400 400 300 300] [--seeds 3] [--mode reset continue]
 
 The paper trains on its 5,632-core platform with energy_consumption, then makespan, then
 energy-delay product, then makespan again (changes at episodes 400, 800 and 1,100), each
@@ -37,8 +37,13 @@ UNITS = {"energy_consumption": "J", "makespan": "s", "edp": "J s"}
 PLATFORMS = ("hetero_704", "hetero_2816", "hetero_5632")
 
 
-def run_seed(platform: str, seed: int, mode: str, phase_episodes: int) -> list[common.TrainingRun]:
-    """One seed through the four phases; returns one TrainingRun per phase."""
+def run_seed(
+    platform: str, seed: int, mode: str, phase_episodes: int | list[int]
+) -> list[common.TrainingRun]:
+    """One seed through the four phases (``phase_episodes`` each, or one count per phase);
+    returns one TrainingRun per phase."""
+    if isinstance(phase_episodes, int):
+        phase_episodes = [phase_episodes] * len(PHASES)
     workload = common.HERE / "inputs" / f"{platform}.workload.json"
     run_dir = common.temp_run_dir(f"objective-change-{mode}")
     runs = []
@@ -49,12 +54,12 @@ def run_seed(platform: str, seed: int, mode: str, phase_episodes: int) -> list[c
             options = common.scenario_options(
                 OPTIONS, platform, objective=objective, seed=1000 * k + seed
             )
-            runs.append(common.train(options, workload, run_dir, phase_episodes))
+            runs.append(common.train(options, workload, run_dir, phase_episodes[k]))
         else:
             options = common.scenario_options(OPTIONS, platform, objective=objective, seed=seed)
             out = run_dir / f"phase_{k}.pt"
             runs.append(
-                common.train(options, workload, run_dir, phase_episodes, in_model=model,
+                common.train(options, workload, run_dir, phase_episodes[k], in_model=model,
                              out_model=out)
             )
             model = out
@@ -64,11 +69,17 @@ def run_seed(platform: str, seed: int, mode: str, phase_episodes: int) -> list[c
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--platform", choices=PLATFORMS, default="hetero_5632")
-    parser.add_argument("--phase-episodes", type=int, default=150)
+    parser.add_argument("--phase-episodes", type=int, nargs="+", default=[400, 400, 300, 300],
+                        help="episodes per phase: one count, or one per phase (the paper's)")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--mode", nargs="+", choices=("reset", "continue"),
                         default=["reset", "continue"])
     args = parser.parse_args(argv)
+    lengths = args.phase_episodes
+    if len(lengths) == 1:
+        lengths = lengths * len(PHASES)
+    elif len(lengths) != len(PHASES):
+        parser.error(f"--phase-episodes takes 1 or {len(PHASES)} counts, got {len(lengths)}")
     workload = common.HERE / "inputs" / f"{args.platform}.workload.json"
     optimal = {}
     for objective in dict.fromkeys(PHASES):
@@ -78,15 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.platform}: objective {objective} ({UNITS[objective]})")
         common.print_pairs(pairs, UNITS[objective])
     for mode in args.mode:
-        per_seed = [run_seed(args.platform, s, mode, args.phase_episodes)
-                    for s in range(args.seeds)]
+        per_seed = [run_seed(args.platform, s, mode, lengths) for s in range(args.seeds)]
         seconds = sum(r.seconds for runs in per_seed for r in runs)
-        print(f"mode {mode}: {len(PHASES)} phases x {args.phase_episodes} episodes x "
+        print(f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
               f"{args.seeds} seeds, {seconds:.1f} CPU s")
         for k, objective in enumerate(PHASES):
             phase_runs = [runs[k] for runs in per_seed]
-            start = k * args.phase_episodes
-            print(f"  phase {k + 1} (episodes {start}-{start + args.phase_episodes - 1}), "
+            start = sum(lengths[:k])
+            print(f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), "
                   f"{objective}, optimal {'/'.join(optimal[objective])}: "
                   f"{common.seed_summary(phase_runs, optimal[objective])}")
     return 0

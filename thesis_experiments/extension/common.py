@@ -329,6 +329,7 @@ class PPORun:
 
     names: list[str]
     frequencies: np.ndarray  # (updates, actions): share of each action in the rollout
+    objectives: np.ndarray  # (updates,): mean objective of the episodes ended in the rollout
     greedy: str
     seconds: float  # CPU seconds
 
@@ -360,12 +361,14 @@ def train_ppo(
     trainer.learn()
     trainer.close()
     with open(run_dir / "training_log.csv", newline="") as log:
-        rows = [[float(row[f"freq_{n}"]) for n in names] for row in csv.DictReader(log)]
+        rows = list(csv.DictReader(log))
+    frequencies = np.array([[float(row[f"freq_{n}"]) for n in names] for row in rows])
+    objectives = np.array([float(row["objective"]) for row in rows])
     env = HeterogeneousClusterEnv(inputs=inputs)
     observation, info = env.reset(seed=options.seed)
     greedy = names[int(trainer.predict(observation, deterministic=True,
                                        action_mask=info.get("action_mask")))]
-    return PPORun(names, np.array(rows), greedy, time.process_time() - start)
+    return PPORun(names, frequencies, objectives, greedy, time.process_time() - start)
 
 
 def ppo_summary(runs: Sequence[PPORun], optimal: Sequence[str], batch: int = 16) -> str:
@@ -384,7 +387,9 @@ def ppo_summary(runs: Sequence[PPORun], optimal: Sequence[str], batch: int = 16)
     if starts:
         text += (f"; {len(starts)} of {len(runs)} seeds take optimal pairs in >= 90% of every "
                  f"rollout from decision {min(starts)}-{max(starts)}")
-    return text + f"; last rollout {min(last):.2f}-{max(last):.2f}"
+    tails = [float(r.objectives[-1]) for r in runs]
+    return text + (f"; last rollout: optimal share {min(last):.2f}-{max(last):.2f}, "
+                   f"objective {min(tails):.6g}-{max(tails):.6g}")
 
 
 def seed_summary(runs: Sequence[TrainingRun], optimal: Sequence[str], last: int = 10) -> str:

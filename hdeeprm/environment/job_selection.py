@@ -31,7 +31,9 @@ The chosen job is placed at once by a fixed core policy of the resource manager
   policy ``policies[p]`` (ignored with do nothing). ``info["policy_mask"]`` (``Q x P``) says
   which policies may place each slot's job; the second step's own reward,
   ``info["policy_reward"]``, is minus the service-time stretch of the placement
-  (:func:`placement_reward`). See :mod:`hdeeprm.training.twostep` for the two-network agent.
+  (:func:`placement_reward`), minus CuSH's locality penalty ``p_j / t_j`` when the environment
+  has a service-time model (``service_time``; :mod:`hdeeprm.simulation.service_time`). See
+  :mod:`hdeeprm.training.twostep` for the two-network agent.
 
 Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's:
 
@@ -52,7 +54,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.actions import PLACEMENT_POLICIES
 from hdeeprm.decision.job_scheduler import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
@@ -165,19 +167,20 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     ) -> None:
         if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
             raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
-        if core_policy not in CORE_POLICIES:
+        if core_policy not in PLACEMENT_POLICIES:
             raise ValueError(
-                f"unknown core policy {core_policy!r}; expected one of {', '.join(CORE_POLICIES)}"
+                f"unknown core policy {core_policy!r}; expected one of "
+                f"{', '.join(PLACEMENT_POLICIES)}"
             )
         if policies is not None:
             policies = tuple(policies)
             if not policies or isinstance(policies, str):
                 raise ValueError("policies must be a non-empty list of core policy names")
             for name in policies:
-                if name not in CORE_POLICIES:
+                if name not in PLACEMENT_POLICIES:
                     raise ValueError(
                         f"unknown core policy {name!r} in policies; expected one of "
-                        f"{', '.join(CORE_POLICIES)}"
+                        f"{', '.join(PLACEMENT_POLICIES)}"
                     )
             if len(set(policies)) != len(policies):
                 raise ValueError(f"policies lists a core policy twice: {list(policies)}")
@@ -290,6 +293,10 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             self._started.append(job)
             if self.policies is not None:
                 self._policy_reward = placement_reward(self.manager.pool, job.alloc)
+                if self.service_time is not None:  # CuSH: minus the locality penalty p_j / t_j
+                    self._policy_reward -= self.service_time.penalty(
+                        job.workload_type, job.alloc, job.gpu_alloc
+                    )
         self._settle()
         self._reward = float(meter.reward())
         self.steps += 1
@@ -324,7 +331,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _decisions(self) -> list[Decision]:
         """Everything owed to the simulator: rejections, P-states, then the started jobs."""
         decisions = self.manager.flush()
-        decisions.extend(ExecuteJob(job.id, job.alloc) for job in self._started)
+        decisions.extend(ExecuteJob(job.id, job.alloc, job.gpu_alloc) for job in self._started)
         self._started = []
         return decisions
 
@@ -358,7 +365,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             in_time = now + job.req_time <= shadow
             if not in_time and job.res > extra:
                 continue
-            if manager.fits_now(job.res, job.mem) and manager.start_job(job, self.core_policy):
+            fits = manager.fits_now(job.res, job.mem, job.gpus)
+            if fits and manager.start_job(job, self.core_policy):
                 self._started.append(job)
                 if not in_time:
                     extra -= job.res
@@ -383,7 +391,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):
-            fits[i] = manager.fits_now(job.res, job.mem)
+            fits[i] = manager.fits_now(job.res, job.mem, job.gpus)
 
     # --- masks and reporting ------------------------------------------------------------
     @property

@@ -151,10 +151,10 @@ def main(
 
 
 def _batsim_timing(engine, platform_file, master_host: str):  # noqa: ANN001, ANN202
-    from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_transfer_times
+    from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
 
-    times = completion_transfer_times(platform_file, master_host)
-    return BatsimTiming(engine, [times.get(h.name, 0.0) for h in engine.platform.hosts])
+    bandwidths = completion_bandwidths(platform_file, master_host)
+    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in engine.platform.hosts])
 
 
 def serve(

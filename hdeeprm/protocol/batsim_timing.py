@@ -30,7 +30,6 @@ engine at once, at the instant's time; their fine times only feed the next insta
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import re
@@ -39,6 +38,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from hdeeprm.errors import InputError
 from hdeeprm.simulation.engine import Engine
@@ -57,8 +58,11 @@ from hdeeprm.simulation.events import (
     Message,
 )
 
-#: SimGrid's loopback: 1 byte at 10 GB/s, no latency (one internal message on master_host).
-LOOPBACK = 1e-10
+#: SimGrid's loopback (bytes/s): an internal message on master_host takes 1e-10 s.
+LOOPBACK_BANDWIDTH = 1e10
+#: SimGrid's ``precision/work-amount`` x ``precision/timing``: a message is received when
+#: fewer bytes than this are left.
+WORK_PRECISION = 1e-14
 #: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
 TIMING_PRECISION = 1e-9
 #: Batsim's waiters sleep at least this long (``waiter_process``).
@@ -93,15 +97,16 @@ def _latency(text: str, path: str) -> float:
     return float(match.group(1)) * _SECONDS[match.group(2)]
 
 
-def completion_transfer_times(
+def completion_bandwidths(
     platform_file: str | os.PathLike[str], master_host: str = "master_host"
 ) -> dict[str, float]:
-    """Host name -> seconds a 1-byte message takes from the host to ``master_host``: the links
-    of its route in its zone (``<route src=host>``) and of its zone's route to the master's
-    zone (``<zoneRoute>``), as SimGrid's L07 model times it (latencies + 1 / slowest bandwidth).
+    """Host name -> bytes per second of its route to ``master_host``: the slowest link of its
+    route in its zone (``<route src=host>``) and of its zone's route to the master's zone
+    (``<zoneRoute>``), as SimGrid's L07 model gives a 1-byte message (latencies are not
+    modelled: hdeeprm's generated links have none).
 
     Written for the platforms hdeeprm generates (one zone per cluster); a host whose route is
-    not found this way gets :data:`LOOPBACK`."""
+    not found this way gets the loopback's."""
     path = os.fspath(platform_file)
     root = ET.parse(path).getroot()
     links: dict[str, tuple[float, float]] = {}
@@ -129,235 +134,359 @@ def completion_transfer_times(
     for zroute in root.iter("zoneRoute"):
         if zroute.get("dst") == master_zone:
             zone_links[zroute.get("src", "")] = route_links(zroute)
-    times: dict[str, float] = {}
+    bandwidths: dict[str, float] = {}
     for host, zone in zone_of.items():
-        if host == master_host:
-            continue
         route = host_links.get(host, []) + zone_links.get(zone, [])
-        if not route or min(bw for bw, _ in route) <= 0:
-            times[host] = LOOPBACK
-            continue
-        times[host] = sum(lat for _, lat in route) + 1.0 / min(bw for bw, _ in route)
-    return times
-
-
-@dataclass(order=True)
-class _Sleep:
-    due: float
-    kind: int
-    seq: int
-    events: list[Event] = field(compare=False)
-    #: Transfer time of the message it posts when it ends.
-    transfer: float = field(compare=False, default=LOOPBACK)
+        slowest = min((bw for bw, _ in route), default=0.0)
+        bandwidths[host] = slowest if slowest > 0.0 else LOOPBACK_BANDWIDTH
+    return bandwidths
 
 
 @dataclass(slots=True)
 class _Post:
-    """An internal message in the server's mailbox."""
+    """An internal message to the server: it waits in the mailbox, then travels."""
 
     kind: int
-    transfer: float
+    bandwidth: float
     events: list[Event]
-    #: What receiving it does besides queueing ``events``: "ready", "decision" or "".
+    #: What receiving it does besides queueing ``events``: "decision", "ready" or "".
     action: str = ""
     payload: Any = None
+
+
+@dataclass(slots=True)
+class _Sleep:
+    """A SimGrid sleep (a job's run, the submitter's wait, a waiter): its slot in the array of
+    remaining durations, and the engine's events it carries once they are known."""
+
+    kind: int
+    slot: int
+    bandwidth: float
+    #: Creation order (SimGrid ends the sleeps of one step in this order).
+    seq: int
+    events: list[Event] = field(default_factory=list)
+    job_id: str = ""
+    #: The REQ-REP actor's message, posted when it wakes up.
+    post: _Post | None = None
 
 
 class BatsimTiming:
     """Serve ``engine``'s events in Batsim's messages (see the module docstring).
 
     Use it in place of the engine's ``start``/``proceed``/``proceed_timed``: each call returns
-    the next message Batsim would send. ``transfer`` maps a host id to the seconds a 1-byte
-    message takes from it to the master host (:func:`completion_transfer_times`).
+    the next message Batsim would send. ``bandwidth`` gives, by host id, the bytes per second
+    of the host's route to the master host (:func:`completion_bandwidths`).
+
+    SimGrid's clock is replayed step by step as SimGrid computes it (``NOW += delta``, every
+    sleep's remaining duration ``-= delta`` and ended below 1e-9 s), so the rounding of the
+    clock at large times is the same; the remaining durations live in one NumPy array.
     """
 
-    def __init__(self, engine: Engine, transfer: Sequence[float]) -> None:
+    def __init__(self, engine: Engine, bandwidth: Sequence[float]) -> None:
         self.engine = engine
-        self._transfer = list(transfer)
-        #: Fine start time of each running job (absent: its nominal start).
-        self._start: dict[str, float] = {}
-        #: Fine due times of the pending CALL_ME_LATER, by requested time.
-        self._calls: dict[float, deque[float]] = {}
-        # The submitter: its last wake-up, when it posted and when its message was received.
-        self._sub_wake = LOOPBACK
-        self._sub_posted = LOOPBACK
-        self._sub_done = LOOPBACK
-        self._seq = 0
-        # --- the server and its mailbox ---
-        self._t = 0.0  # fine clock
-        self._nominal = 0.0  # the engine's instant
-        self._sleeps: list[_Sleep] = []
+        self._bandwidth = list(bandwidth)
+        self._now = 0.0  # SimGrid's clock
+        self._rem = np.full(64, np.inf)
+        self._sleeps: list[_Sleep | None] = [None] * 64
+        self._free = list(range(63, -1, -1))
+        self._jobs: dict[str, _Sleep] = {}
+        self._waiters: dict[float, deque[_Sleep]] = {}
+        self._attached = 0  # sleeps carrying events of the current instant
+        #: Every job's submission time, in submission order; the submissions the engine has
+        #: revealed and the submitter has not posted yet.
+        self._subtimes = deque(sorted(float(spec.subtime) for wl in engine.workloads
+                                      for spec in wl.jobs))
+        self._sub_events: list[Event] = []
+        self._submitter: _Sleep | None = None
+        self._sub_wake = 0.0
         self._queue: deque[_Post] = deque()
         self._receiving: _Post | None = None
-        self._recv_end = math.inf
+        self._remains = 0.0  # bytes left of the message travelling
         self._writer: list[Event] = []
-        self._reqrep: deque[_Post] = deque()
+        #: The REQ-REP actor's messages still to post, each with its timestamp.
+        self._reqrep: deque[tuple[float, _Post]] = deque()
+        self._busy = False  # the scheduler has a message and has not said SCHED_READY
         self._bye: list[Event] | None = None
         self._after: list[_Post] = []
+        self._nominal = 0.0
+        self._seq = 0
 
     # --- the engine's API -------------------------------------------------------------------
     def start(self) -> Message:
-        return self.engine.start()
+        message = self.engine.start()
+        # The submitter said hello (one loopback message), then sleeps until the first
+        # submission time.
+        self._now = self._sub_wake = 1.0 / LOOPBACK_BANDWIDTH
+        self._submitter_sleeps()
+        return message
 
-    def proceed(self, decisions: Sequence[Decision] = ()) -> Message:
-        """Apply the reply to the last message (its decisions reach the server one by one,
-        then SCHED_READY) and return Batsim's next message."""
+    def proceed(
+        self,
+        decisions: Sequence[Decision] = (),
+        stamps: Sequence[float] | None = None,
+        reply_now: float = -math.inf,
+    ) -> Message:
+        """Apply the reply to the last message and return Batsim's next message.
+
+        The REQ-REP actor posts each decision to the server at its timestamp (``stamps``,
+        as the reply gave them), sleeping first if SimGrid's clock is still below it (a clock
+        that rounded below the ``now`` it printed), then SCHED_READY at ``reply_now``.
+        """
         self.engine.apply(decisions)
-        self._reqrep = deque(_Post(_REQREP, LOOPBACK, [], "decision", d) for d in decisions)
-        self._reqrep.append(_Post(_REQREP, LOOPBACK, [], "ready"))
-        self._queue.append(self._reqrep.popleft())
+        if stamps is None:
+            stamps = [-math.inf] * len(decisions)
+        self._reqrep = deque(
+            (stamp, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "decision", d))
+            for stamp, d in zip(stamps, decisions)
+        )
+        self._reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
+        self._reqrep_posts(self._queue)
         message = self._run()
-        return message if message is not None else self._next_instant()
+        while message is None:
+            message = self.engine.proceed(())
+            if message.events and message.events[0].type == SIMULATION_ENDS:
+                return message
+            self._nominal = message.now
+            self._attach(message.events)
+            message = self._run()
+        return message
 
     def proceed_timed(
         self, decisions: Sequence[tuple[float, Decision]], ready_at: float
     ) -> Message:
         """A reply with scheduling delays: as the engine (the events of the meantime held and
-        sent at ``ready_at``), after the events of this instant still in transit."""
+        sent at ``ready_at``), after the events of this instant still in transit; SimGrid's
+        clock jumps to ``ready_at``."""
         pending = self._drain()
-        for when, decision in decisions:
-            self._note_decision(decision, max(when, self._t) + LOOPBACK)
         message = self.engine.proceed_timed(decisions, ready_at)
-        self._t = max(self._t, message.now)
+        for _, decision in decisions:
+            self._started(decision)
+        for event in message.events:
+            if event.type == JOB_COMPLETED:
+                self._forget(event.data["job_id"])
+            elif event.type == REQUESTED_CALL:
+                sleeps = self._waiters.get(event.data["requested_at"])
+                if sleeps:
+                    self._release(sleeps.popleft())
+        self._skip_to(message.now)
         self._nominal = message.now
         if pending:
             message = Message(message.now, pending + message.events)
         return message
 
-    # --- the model --------------------------------------------------------------------------
-    def _note_decision(self, decision: Decision, when: float) -> None:
+    # --- sleeps -----------------------------------------------------------------------------
+    def _sleep(
+        self, kind: int, duration: float, bandwidth: float = 0.0, job_id: str = ""
+    ) -> _Sleep:
+        if not self._free:
+            size = len(self._rem)
+            self._rem = np.concatenate([self._rem, np.full(size, np.inf)])
+            self._sleeps += [None] * size
+            self._free = list(range(2 * size - 1, size - 1, -1))
+        slot = self._free.pop()
+        self._seq += 1
+        sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
+        self._rem[slot] = duration
+        self._sleeps[slot] = sleep
+        return sleep
+
+    def _release(self, sleep: _Sleep) -> None:
+        self._rem[sleep.slot] = np.inf
+        self._sleeps[sleep.slot] = None
+        self._free.append(sleep.slot)
+        if sleep.events:
+            self._attached -= 1
+
+    def _forget(self, job_id: str) -> None:
+        sleep = self._jobs.pop(job_id, None)
+        if sleep is not None:
+            self._release(sleep)
+
+    def _submitter_sleeps(self) -> None:
+        """The submitter sleeps (next submission time - its last wake-up), in doubles."""
+        if self._subtimes:
+            wait = self._subtimes[0] - self._sub_wake
+            sleep = self._submitter = self._sleep(_SUBMITTER, wait if wait > 0.0 else 0.0)
+            if self._sub_events:
+                sleep.events = self._sub_events
+                self._attached += 1
+        else:
+            self._submitter = None
+
+    def _submitter_wakes(self) -> list[Event]:
+        """Batsim's submitter woke up now: it posts the job it slept for and every next one
+        already due (``submission_time <= now``: a clock that rounded below a submission time
+        splits that time's jobs into two messages)."""
+        now = self._sub_wake = self._now
+        subtimes = self._subtimes
+        count = 1
+        subtimes.popleft()
+        while subtimes and subtimes[0] <= now:
+            subtimes.popleft()
+            count += 1
+        events = self._sub_events[:count]
+        del self._sub_events[:count]
+        self._submitter = None
+        return events
+
+    def _started(self, decision: Decision) -> None:
+        """The server handled ``decision`` now: a job starts sleeping, a waiter waits."""
         kind = type(decision)
         if kind is ExecuteJob:
-            self._start[decision.job_id] = when
+            job = self.engine.jobs[decision.job_id]
+            self._forget(job.id)
+            duration = _run_time(self.engine, job)
+            host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
+            if duration != math.inf:
+                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id)
         elif kind is CallMeLater:
             target = float(decision.timestamp)
-            due = target if target - when >= MIN_WAIT else when + MIN_WAIT
-            self._calls.setdefault(target, deque()).append(due)
+            wait = target - self._now
+            sleep = self._sleep(_WAITER, wait if wait >= MIN_WAIT else MIN_WAIT)
+            self._waiters.setdefault(target, deque()).append(sleep)
 
-    def _next_instant(self) -> Message:
-        """Advance the engine and replay its next instant up to Batsim's first message."""
-        message = self.engine.proceed(())
-        events = message.events
-        if events and events[0].type == SIMULATION_ENDS:
-            return message
-        self._nominal = message.now
-        self._schedule(message.now, events)
-        result = self._run()
-        if result is None:  # every event is sent before the model drains
-            raise AssertionError(f"Batsim timing: events of t={message.now!r} not sent")
-        return result
+    def _reqrep_posts(self, posts: list[_Post] | deque[_Post]) -> None:
+        """The REQ-REP actor posts its next message, or sleeps until its timestamp."""
+        stamp, post = self._reqrep.popleft()
+        if stamp > self._now:
+            sleep = self._sleep(_REQREP, stamp - self._now)
+            sleep.post = post
+            self._attached += 1
+        else:
+            posts.append(post)
 
-    def _fine_end(self, event: Event, now: float) -> float:
-        job = event.data["job"]
-        start = self._start.pop(job.id, None)
-        if start is None or job.start_time is None:
-            return now
-        profile = job.profile
-        if event.data["job_state"] == COMPLETED_WALLTIME_REACHED and job.spec.walltime:
-            return start + float(job.spec.walltime)
-        if profile.type == "delay":
-            return start + float(profile.delay or 0.0)
-        return start + (now - job.start_time)
-
-    def _schedule(self, now: float, events: list[Event]) -> None:
-        """The engine's events of instant ``now`` as sleeps (what ends in SimGrid: jobs, the
-        submitter, waiters) or, for the consequences of decisions, as already known."""
+    def _attach(self, events: list[Event]) -> None:
+        """Give the engine's events of a new instant to the sleeps that end with them."""
         subs: list[Event] = []
-        seq = self._seq
-        sleeps = self._sleeps
-        transfer = self._transfer
         for event in events:
             kind = event.type
-            seq += 1
+            sleep: _Sleep | None = None
             if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
                 job = event.data["job"]
-                due = self._fine_end(event, now)
-                sleeps.append(_Sleep(due, _JOB, seq, [event], transfer[job.alloc[0]]))
+                sleep = self._jobs.pop(job.id, None)
+                if sleep is None:  # not modelled (re-paced): it ends now
+                    bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
+                    sleep = self._sleep(_JOB, 0.0, bw, job.id)
             elif kind == JOB_SUBMITTED:
                 subs.append(event)
+                continue
             elif kind == NO_MORE_STATIC_JOB_TO_SUBMIT and subs:
                 self._bye = [event]  # posted once the last submission is received
+                continue
             elif kind == REQUESTED_CALL:
-                target = event.data["requested_at"]
-                dues = self._calls.get(target)
-                due = dues.popleft() if dues else now
-                if dues is not None and not dues:
-                    del self._calls[target]
-                sleeps.append(_Sleep(due, _WAITER, seq, [event]))
-            else:  # kills, P-state changes: caused by decisions of this instant
+                waiting = self._waiters.get(event.data["requested_at"])
+                sleep = waiting.popleft() if waiting else self._sleep(_WAITER, 0.0)
+                if waiting is not None and not waiting:
+                    del self._waiters[event.data["requested_at"]]
+            else:  # caused by decisions of this instant (kills, P-state changes): known now
+                if kind == JOB_COMPLETED:
+                    self._forget(event.data["job_id"])
                 self._writer.append(event)
+                continue
+            if not sleep.events:
+                self._attached += 1
+            sleep.events.append(event)
         if subs:
-            # It slept from its last wake-up for (submission time - that wake-up), starting
-            # once its previous message had been received.
-            seq += 1
-            wake = self._sub_done + (now - self._sub_wake)
-            sleeps.append(_Sleep(wake, _SUBMITTER, seq, subs))
-        self._seq = seq
-        heapq.heapify(sleeps)
+            self._sub_events += subs
+            sleep = self._submitter
+            if sleep is None:
+                sleep = self._submitter = self._sleep(_SUBMITTER, 0.0)
+            if not sleep.events:
+                sleep.events = self._sub_events
+                self._attached += 1
 
+    # --- SimGrid steps ----------------------------------------------------------------------
     def _run(self) -> Message | None:
-        """Run the server until it sends a message (returned) or nothing is left."""
-        sleeps = self._sleeps
+        """Step SimGrid until the server sends a message (returned) or nothing of the current
+        instant is left (None)."""
         queue = self._queue
+        sleeps = self._sleeps
         while True:
             if self._receiving is None and queue:  # the server takes the first message
-                post = self._receiving = queue.popleft()
-                self._recv_end = self._t + post.transfer
-            step = min(self._recv_end, sleeps[0].due if sleeps else math.inf)
-            if step == math.inf:
-                return self._send() if self._writer and not self._reqrep else None
-            if step > self._t:
-                self._t = step
-            now = self._t
-            fired: list[_Sleep] = []
-            while sleeps and sleeps[0].due - now < TIMING_PRECISION:
-                fired.append(heapq.heappop(sleeps))
+                self._receiving = queue.popleft()
+                self._remains = 1.0
+            receiving = self._receiving
+            if receiving is None and not self._attached:
+                if self._writer and not self._busy:
+                    return self._send()
+                return None
+            rem = self._rem
+            delta = float(rem.min())
+            if receiving is not None:
+                delta = min(delta, self._remains / receiving.bandwidth)
+            self._now += delta
+            rem -= delta
+            ended = np.flatnonzero(rem < TIMING_PRECISION)
+            fired = []
+            for slot in ended:
+                sleep = sleeps[slot]
+                self._rem[slot] = np.inf
+                sleeps[slot] = None
+                self._free.append(int(slot))
+                if sleep.kind == _JOB:
+                    self._jobs.pop(sleep.job_id, None)
+                if sleep.events or sleep.post is not None:
+                    self._attached -= 1
+                    fired.append(sleep)
+                elif sleep.kind == _SUBMITTER:
+                    # A submission time without submissions in the engine: should not happen.
+                    self._submitter = None
             message = None
-            if self._recv_end <= now:
-                post = self._receiving
-                self._receiving = None
-                self._recv_end = math.inf
-                message = self._handle(post, now)
+            if receiving is not None:
+                self._remains -= receiving.bandwidth * delta
+                if self._remains < WORK_PRECISION:
+                    self._receiving = None
+                    message = self._handle(receiving)
             # Messages posted in this step, in the order the actors post them: the submitter
             # and waiters (one call), the REQ-REP actor, then the jobs (several calls first).
-            fired.sort(key=lambda s: (s.kind, s.due, s.seq))
+            fired.sort(key=lambda s: (s.kind, s.seq))
             for sleep in fired:
-                if sleep.kind == _SUBMITTER:
-                    self._sub_wake = self._sub_posted = now
                 if sleep.kind == _JOB and self._after:
                     queue.extend(self._after)
                     self._after = []
-                queue.append(_Post(sleep.kind, sleep.transfer, sleep.events))
+                if sleep.post is not None:
+                    queue.append(sleep.post)
+                    continue
+                events = self._submitter_wakes() if sleep.kind == _SUBMITTER else sleep.events
+                queue.append(_Post(sleep.kind, sleep.bandwidth, events))
             if self._after:
                 queue.extend(self._after)
                 self._after = []
             if message is not None:
                 return message
 
-    def _handle(self, post: _Post, now: float) -> Message | None:
-        """The server receives ``post`` at ``now``, then sends a message if its mailbox is
-        empty (messages posted in this very step are not there yet) and the scheduler ready."""
+    def _handle(self, post: _Post) -> Message | None:
+        """The server receives ``post`` now, then sends a message if its mailbox is empty
+        (messages posted in this very step are not there yet) and the scheduler ready."""
         if post.action == "decision":
-            self._note_decision(post.payload, now)
-            self._after.append(self._reqrep.popleft())
+            self._started(post.payload)
+            self._reqrep_posts(self._after)
         elif post.action == "ready":
-            self._reqrep.clear()
+            self._busy = False
         else:
             self._writer += post.events
-            if post.kind == _SUBMITTER:
-                self._sub_done = now
-                if self._bye is not None:
-                    self._after.append(_Post(_SUBMITTER, LOOPBACK, self._bye))
+            if post.kind == _SUBMITTER and post.events and post.events[0].type == JOB_SUBMITTED:
+                self._submitter_sleeps()
+                if self._bye is not None and not self._sub_events:
+                    self._after.append(_Post(_SUBMITTER, LOOPBACK_BANDWIDTH, self._bye))
                     self._bye = None
-        if self._writer and not self._reqrep and not self._queue:
+        if self._writer and not self._busy and not self._queue:
             return self._send()
         return None
 
     def _send(self) -> Message:
         events = self._writer
         self._writer = []
-        self._reqrep.append(_Post(_REQREP, LOOPBACK, [], "busy"))  # until the reply
+        self._busy = True
         return Message(self._nominal, events)
+
+    def _skip_to(self, when: float) -> None:
+        """SimGrid's clock jumps to ``when`` (a scheduling delay), sleeps advancing with it."""
+        if when > self._now:
+            delta = when - self._now
+            self._now += delta
+            self._rem -= delta
+            self._rem[self._rem < 0.0] = 0.0
 
     def _drain(self) -> list[Event]:
         """Every event of this instant not sent yet, in the order Batsim receives them."""
@@ -366,22 +495,61 @@ class BatsimTiming:
         if self._receiving is not None:
             out += self._receiving.events
             self._receiving = None
-            self._recv_end = math.inf
         for post in self._queue:
             out += post.events
         self._queue.clear()
-        for sleep in sorted(self._sleeps, key=lambda s: (s.due, s.kind, s.seq)):
-            out += sleep.events
-        self._sleeps.clear()
+        carrying = [s for s in self._sleeps if s is not None and s.events]
+        carrying.sort(key=lambda s: (self._rem[s.slot], s.kind, s.seq))
+        for sleep in carrying:
+            if sleep.kind == _SUBMITTER:
+                out += self._sub_events
+                for _ in self._sub_events:
+                    self._subtimes.popleft()
+                self._sub_events = []
+                self._sub_wake = self._now
+                self._release(sleep)
+                self._submitter_sleeps()
+            else:
+                out += sleep.events
+                self._release(sleep)
         if self._bye is not None:
             out += self._bye
             self._bye = None
+        for sleep in self._sleeps:
+            if sleep is not None and sleep.post is not None:
+                self._attached -= 1
+                self._release(sleep)
         self._reqrep.clear()
+        self._busy = True
         self._after = []
         return out
+
+
+def _run_time(engine: Engine, job: Any) -> float:
+    """How long Batsim's job actor sleeps or computes: a delay job ``delay`` unless its
+    walltime is not longer (then the walltime); a parallel task its flops at its slowest
+    host's speed (no P-state change modelled), capped by its walltime."""
+    profile = job.profile
+    walltime = job.spec.walltime
+    if profile.type == "delay":
+        duration = float(profile.delay or 0.0)
+    else:
+        work = float(profile.cpu or 0.0)
+        if profile.type == "parallel_homogeneous_total":
+            work /= len(job.alloc)
+        speed = min(engine.host_speed(h) for h in job.alloc)
+        duration = work / speed if speed > 0.0 else math.inf
+    if walltime is not None and not duration < walltime:
+        return float(walltime)
+    return duration
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)
 
 
-__all__ = ["LOOPBACK", "TIMING_PRECISION", "BatsimTiming", "completion_transfer_times"]
+__all__ = [
+    "LOOPBACK_BANDWIDTH",
+    "TIMING_PRECISION",
+    "BatsimTiming",
+    "completion_bandwidths",
+]

@@ -159,7 +159,10 @@ class ProtocolServer:
                     message = sim.proceed_timed(list(zip(stamps, decisions)), reply_now)
                 else:
                     scheduler_now = max(scheduler_now, reply_now)
-                    message = sim.proceed(decisions)
+                    if self.timing is not None:
+                        message = self.timing.proceed(decisions, stamps, reply_now)
+                    else:
+                        message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()

@@ -188,15 +188,18 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     engine = Engine(platform, workloads, strict_allocation_size=True)
+    timing = _batsim_timing(engine, platform_file, master_host) if batsim_timing else None
     server = ProtocolServer(
         engine,
         endpoint,
         timeout=timeout if timeout else None,
         encoder=EventEncoder(paths, forward_profiles=forward_profiles),
         allow_pstate_changes=energy,
-        timing=_batsim_timing(engine, platform_file, master_host) if batsim_timing else None,
+        timing=timing,
     )
     stats = server.run()
+    if timing is not None:
+        timing.report_times()
     write_outputs(engine, folder, prefix, energy=energy)
     makespan = max((job.finish_time or 0.0 for job in engine.finished_jobs), default=0.0)
     return (

@@ -187,6 +187,9 @@ class BatsimTiming:
         self._bandwidth = list(bandwidth)
         self._now = 0.0  # SimGrid's clock
         self._rem = np.full(64, np.inf)
+        #: Below what remaining duration each slot ends: 1e-9 s for a sleep; for a parallel
+        #: task, SimGrid's work precision (1e-14 of the task) in seconds.
+        self._prec = np.full(64, TIMING_PRECISION)
         self._sleeps: list[_Sleep | None] = [None] * 64
         self._free = list(range(63, -1, -1))
         self._jobs: dict[str, _Sleep] = {}
@@ -210,6 +213,8 @@ class BatsimTiming:
         self._after: list[_Post] = []
         self._nominal = 0.0
         self._seq = 0
+        #: Each started job's SimGrid start and end times (Batsim reports these).
+        self._fine: dict[str, list[float]] = {}
 
     # --- the engine's API -------------------------------------------------------------------
     def start(self) -> Message:
@@ -259,8 +264,10 @@ class BatsimTiming:
         clock jumps to ``ready_at``."""
         pending = self._drain()
         message = self.engine.proceed_timed(decisions, ready_at)
-        for _, decision in decisions:
+        for when, decision in decisions:
+            self._skip_to(when)
             self._started(decision)
+        submitted = 0
         for event in message.events:
             if event.type == JOB_COMPLETED:
                 self._forget(event.data["job_id"])
@@ -268,25 +275,61 @@ class BatsimTiming:
                 sleeps = self._waiters.get(event.data["requested_at"])
                 if sleeps:
                     self._release(sleeps.popleft())
+            elif event.type == JOB_SUBMITTED:
+                submitted += 1
         self._skip_to(message.now)
+        if submitted:  # the submitter posted them meanwhile; it sleeps until the next one
+            for _ in range(submitted):
+                self._subtimes.popleft()
+            if self._submitter is not None:
+                self._release(self._submitter)
+            self._sub_wake = self._now - 1.0 / LOOPBACK_BANDWIDTH
+            self._submitter_sleeps()
         self._nominal = message.now
         if pending:
             message = Message(message.now, pending + message.events)
         return message
 
+    def report_times(self) -> int:
+        """Give the engine's ended jobs the start and end times Batsim reports: SimGrid's
+        clock when the job's actor started and ended (the nominal times plus the offsets of
+        Batsim's internal messages, which add up to microseconds along chains of jobs on long
+        traces). Call it once the simulation has ended, before writing the outputs; returns
+        how many jobs it moved (everything else in the outputs stays the engine's)."""
+        moved = 0
+        for job in self.engine.finished_jobs:
+            fine = self._fine.get(job.id)
+            if fine is None or job.start_time is None or job.finish_time is None:
+                continue
+            start, end = fine
+            if math.isnan(end):  # its end was not modelled (re-paced, killed...)
+                end = start + (job.finish_time - job.start_time)
+            if start != job.start_time or end != job.finish_time:
+                moved += 1
+            job.start_time = start
+            job.finish_time = end
+        return moved
+
     # --- sleeps -----------------------------------------------------------------------------
     def _sleep(
-        self, kind: int, duration: float, bandwidth: float = 0.0, job_id: str = ""
+        self,
+        kind: int,
+        duration: float,
+        bandwidth: float = 0.0,
+        job_id: str = "",
+        precision: float = TIMING_PRECISION,
     ) -> _Sleep:
         if not self._free:
             size = len(self._rem)
             self._rem = np.concatenate([self._rem, np.full(size, np.inf)])
+            self._prec = np.concatenate([self._prec, np.full(size, TIMING_PRECISION)])
             self._sleeps += [None] * size
             self._free = list(range(2 * size - 1, size - 1, -1))
         slot = self._free.pop()
         self._seq += 1
         sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
         self._rem[slot] = duration
+        self._prec[slot] = precision
         self._sleeps[slot] = sleep
         return sleep
 
@@ -335,10 +378,12 @@ class BatsimTiming:
         if kind is ExecuteJob:
             job = self.engine.jobs[decision.job_id]
             self._forget(job.id)
-            duration = _run_time(self.engine, job)
+            self._fine[job.id] = [self._now, math.nan]
+            duration, computes = _run_time(self.engine, job)
             host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
+            precision = WORK_PRECISION * duration if computes else TIMING_PRECISION
             if duration != math.inf:
-                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id)
+                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, precision)
         elif kind is CallMeLater:
             target = float(decision.timestamp)
             wait = target - self._now
@@ -416,7 +461,7 @@ class BatsimTiming:
                 delta = min(delta, self._remains / receiving.bandwidth)
             self._now += delta
             rem -= delta
-            ended = np.flatnonzero(rem < TIMING_PRECISION)
+            ended = np.flatnonzero(rem < self._prec)
             fired = []
             for slot in ended:
                 sleep = sleeps[slot]
@@ -425,6 +470,9 @@ class BatsimTiming:
                 self._free.append(int(slot))
                 if sleep.kind == _JOB:
                     self._jobs.pop(sleep.job_id, None)
+                    fine = self._fine.get(sleep.job_id)
+                    if fine is not None and sleep.events:
+                        fine[1] = self._now
                 if sleep.events or sleep.post is not None:
                     self._attached -= 1
                     fired.append(sleep)
@@ -437,9 +485,10 @@ class BatsimTiming:
                 if self._remains < WORK_PRECISION:
                     self._receiving = None
                     message = self._handle(receiving)
-            # Messages posted in this step, in the order the actors post them: the submitter
-            # and waiters (one call), the REQ-REP actor, then the jobs (several calls first).
-            fired.sort(key=lambda s: (s.kind, s.seq))
+            # Messages posted in this step, in the order the actors post them: the sleepers of
+            # master_host (submitter, waiters, REQ-REP) in the order their sleeps began, the
+            # actors the received message woke, then the jobs (several calls before posting).
+            fired.sort(key=lambda s: (s.kind == _JOB, s.seq))
             for sleep in fired:
                 if sleep.kind == _JOB and self._after:
                     queue.extend(self._after)
@@ -478,7 +527,9 @@ class BatsimTiming:
         events = self._writer
         self._writer = []
         self._busy = True
-        return Message(self._nominal, events)
+        # Batsim prints its clock with 6 decimals (``%f``): the scheduler's ``now``, which
+        # its reply's timestamps echo (and its decisions may depend on).
+        return Message(float(f"{self._now:.6f}"), events)
 
     def _skip_to(self, when: float) -> None:
         """SimGrid's clock jumps to ``when`` (a scheduling delay), sleeps advancing with it."""
@@ -525,10 +576,12 @@ class BatsimTiming:
         return out
 
 
-def _run_time(engine: Engine, job: Any) -> float:
-    """How long Batsim's job actor sleeps or computes: a delay job ``delay`` unless its
-    walltime is not longer (then the walltime); a parallel task its flops at its slowest
-    host's speed (no P-state change modelled), capped by its walltime."""
+def _run_time(engine: Engine, job: Any) -> tuple[float, bool]:
+    """How long Batsim's job actor sleeps or computes, and whether it computes (a parallel
+    task, which ends at its work's precision, not at the sleeps' 1e-9 s): a delay job
+    ``delay`` unless its walltime is not longer (then it sleeps the walltime); a parallel task
+    its flops at its slowest host's speed (P-state changes are not modelled), unless its
+    walltime is not longer."""
     profile = job.profile
     walltime = job.spec.walltime
     if profile.type == "delay":
@@ -539,9 +592,11 @@ def _run_time(engine: Engine, job: Any) -> float:
             work /= len(job.alloc)
         speed = min(engine.host_speed(h) for h in job.alloc)
         duration = work / speed if speed > 0.0 else math.inf
+        if walltime is None or duration < walltime:
+            return duration, True
     if walltime is not None and not duration < walltime:
-        return float(walltime)
-    return duration
+        return float(walltime), False
+    return duration, False
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)

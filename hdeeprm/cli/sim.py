@@ -150,11 +150,12 @@ def main(
         click.echo(summary, err=True)
 
 
-def _batsim_timing(engine, platform_file, master_host: str):  # noqa: ANN001, ANN202
+def _batsim_timing(engine, platform_file, master_host: str, energy: bool):  # noqa: ANN001, ANN202
     from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
 
     bandwidths = completion_bandwidths(platform_file, master_host)
-    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in engine.platform.hosts])
+    hosts = engine.platform.hosts
+    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in hosts], energy=energy)
 
 
 def serve(
@@ -188,7 +189,9 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     engine = Engine(platform, workloads, strict_allocation_size=True)
-    timing = _batsim_timing(engine, platform_file, master_host) if batsim_timing else None
+    timing = (
+        _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
+    )
     server = ProtocolServer(
         engine,
         endpoint,

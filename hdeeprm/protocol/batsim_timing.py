@@ -182,8 +182,16 @@ class BatsimTiming:
     clock at large times is the same; the remaining durations live in one NumPy array.
     """
 
-    def __init__(self, engine: Engine, bandwidth: Sequence[float]) -> None:
+    def __init__(
+        self, engine: Engine, bandwidth: Sequence[float], *, energy: bool = True
+    ) -> None:
         self.engine = engine
+        #: Batsim runs with energy (``-E``): jobs query every host's energy when they start
+        #: and end, which delays their messages (see ``_run``).
+        self._energy = energy
+        self._fresh = -1.0  # the last clock value at which every host's energy was updated
+        self._comm_seq = 0
+        self._late: list[_Post] = []
         self._bandwidth = list(bandwidth)
         self._now = 0.0  # SimGrid's clock
         self._rem = np.full(64, np.inf)
@@ -246,6 +254,9 @@ class BatsimTiming:
         )
         self._reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
         self._reqrep_posts(self._queue)
+        if self._late:
+            self._queue.extend(self._late)
+            self._late = []
         message = self._run()
         while message is None:
             message = self.engine.proceed(())
@@ -376,6 +387,8 @@ class BatsimTiming:
         """The server handled ``decision`` now: a job starts sleeping, a waiter waits."""
         kind = type(decision)
         if kind is ExecuteJob:
+            if self._energy:  # Batsim's energy trace at the job's start updates every host
+                self._fresh = self._now
             job = self.engine.jobs[decision.job_id]
             self._forget(job.id)
             self._fine[job.id] = [self._now, math.nan]
@@ -450,6 +463,8 @@ class BatsimTiming:
             if self._receiving is None and queue:  # the server takes the first message
                 self._receiving = queue.popleft()
                 self._remains = 1.0
+                self._seq += 1
+                self._comm_seq = self._seq  # the transfer is a SimGrid action from now
             receiving = self._receiving
             if receiving is None and not self._attached:
                 if self._writer and not self._busy:
@@ -479,30 +494,45 @@ class BatsimTiming:
                 elif sleep.kind == _SUBMITTER:
                     # A submission time without submissions in the engine: should not happen.
                     self._submitter = None
+            # Has every host's energy been brought up to this clock value (by a job that
+            # started or ended at an earlier step with the same clock)?
+            fresh = self._fresh == self._now
             message = None
+            comm_seq = self._comm_seq
             if receiving is not None:
                 self._remains -= receiving.bandwidth * delta
                 if self._remains < WORK_PRECISION:
                     self._receiving = None
                     message = self._handle(receiving)
-            # Messages posted in this step, in the order the actors post them: the sleepers of
-            # master_host (submitter, waiters, REQ-REP) in the order their sleeps began, the
-            # actors the received message woke, then the jobs (several calls before posting).
-            fired.sort(key=lambda s: (s.kind == _JOB, s.seq))
+            # Messages posted in this step, in the order the actors post them. SimGrid runs the
+            # actors woken by ended actions in the order those actions began, one call each per
+            # sub-round: the master_host actors post at once (the submitter, waiters, the
+            # REQ-REP actor, whether a sleep or the received message woke them), and so do
+            # ending jobs if the clock is fresh; otherwise a job first brings every stale host's
+            # energy up to date (Batsim's energy trace sums all hosts; one SimGrid call per
+            # host), so it posts after everyone, even after a REQ-REP actor created now.
+            now_posts: list[tuple[int, _Post]] = [(comm_seq, post) for post in self._after]
+            self._after = []
+            late: list[tuple[int, _Post]] = []
             for sleep in fired:
-                if sleep.kind == _JOB and self._after:
-                    queue.extend(self._after)
-                    self._after = []
                 if sleep.post is not None:
-                    queue.append(sleep.post)
+                    now_posts.append((sleep.seq, sleep.post))
                     continue
                 events = self._submitter_wakes() if sleep.kind == _SUBMITTER else sleep.events
-                queue.append(_Post(sleep.kind, sleep.bandwidth, events))
-            if self._after:
-                queue.extend(self._after)
-                self._after = []
-            if message is not None:
+                post = _Post(sleep.kind, sleep.bandwidth, events)
+                if sleep.kind == _JOB and self._energy:
+                    self._fresh = self._now
+                    if not fresh:
+                        late.append((sleep.seq, post))
+                        continue
+                now_posts.append((sleep.seq, post))
+            now_posts.sort(key=_first)
+            queue.extend(post for _, post in now_posts)
+            late.sort(key=_first)
+            if message is not None:  # the new REQ-REP actor posts before them
+                self._late = [post for _, post in late]
                 return message
+            queue.extend(post for _, post in late)
 
     def _handle(self, post: _Post) -> Message | None:
         """The server receives ``post`` now, then sends a message if its mailbox is empty
@@ -549,6 +579,9 @@ class BatsimTiming:
         for post in self._queue:
             out += post.events
         self._queue.clear()
+        for post in self._late:
+            out += post.events
+        self._late = []
         carrying = [s for s in self._sleeps if s is not None and s.events]
         carrying.sort(key=lambda s: (self._rem[s.slot], s.kind, s.seq))
         for sleep in carrying:
@@ -600,6 +633,10 @@ def _run_time(engine: Engine, job: Any) -> tuple[float, bool]:
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)
+
+
+def _first(pair: tuple[int, _Post]) -> int:
+    return pair[0]
 
 
 __all__ = [

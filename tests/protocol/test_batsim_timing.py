@@ -5,10 +5,15 @@ host 1e-10 s; SimGrid ends a sleep due within 1e-9 s of the current step with it
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import zmq
 
+from hdeeprm.cli.sim import serve
 from hdeeprm.errors import InputError
 from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
 from hdeeprm.simulation import Engine, SimPlatform
@@ -146,3 +151,84 @@ def test_completion_bandwidths_of_a_generated_platform(tmp_path: Path) -> None:
     xml.write_text(xml.read_text().replace('bandwidth="1Gbps"', 'bandwidth="fast"'))
     with pytest.raises(InputError, match="fast"):
         completion_bandwidths(xml)
+
+
+ONE_HOST_XML = """<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="main" routing="Full">
+ <zone id="master" routing="Full"><host id="master_host" speed="1Gf"/></zone>
+ <zone id="clu_0" routing="Full"><router id="rou_0"/>
+  <link id="udl_0" bandwidth="40MBps" latency="0s" sharing_policy="SPLITDUPLEX"/>
+  <host id="cor_0" speed="1Gf"/>
+  <route src="cor_0" dst="rou_0" symmetrical="NO"><link_ctn id="udl_0" direction="UP"/></route>
+ </zone>
+ <link id="glob_0" bandwidth="1Gbps" latency="0s" sharing_policy="SPLITDUPLEX"/>
+ <zoneRoute src="clu_0" dst="master" gw_src="rou_0" gw_dst="master_host" symmetrical="NO">
+  <link_ctn id="glob_0" direction="UP"/></zoneRoute>
+</zone></platform>"""
+
+
+def test_hdeeprm_sim_batsim_timing_over_the_wire(tmp_path: Path) -> None:
+    # The second case above through serve(): a scheduler on a ZeroMQ socket gets Batsim's
+    # messages, and out_jobs.csv reports Batsim's times (a started 2.5e-8 + 3e-10 s after 6).
+    (tmp_path / "platform.xml").write_text(ONE_HOST_XML)
+    doc = {
+        "nb_res": 1,
+        "jobs": [
+            {"id": jid, "subtime": sub, "res": 1, "profile": jid}
+            for jid, sub in (("c", 1), ("a", 1), ("b", 10))
+        ],
+        "profiles": {
+            jid: {"type": "delay", "delay": d} for jid, d in (("c", 5), ("a", 4), ("b", 1))
+        },
+    }
+    (tmp_path / "workload.json").write_text(json.dumps(doc))
+    context = zmq.Context()
+    socket = context.socket(zmq.REP)
+    socket.setsockopt(zmq.LINGER, 0)
+    endpoint = f"tcp://127.0.0.1:{socket.bind_to_random_port('tcp://127.0.0.1')}"
+    done: list[str] = []
+    thread = threading.Thread(
+        target=lambda: done.append(
+            serve(tmp_path / "platform.xml", [tmp_path / "workload.json"], str(tmp_path / "out"),
+                  endpoint, timeout=10, batsim_timing=True)
+        )
+    )
+    thread.start()
+    seen, queue, free = [], [], [0]
+    try:
+        while True:
+            assert socket.poll(10_000), "no message from hdeeprm-sim"
+            message = json.loads(socket.recv())
+            kinds = [e["type"] for e in message["events"]]
+            seen.append((message["now"], kinds))
+            for event in message["events"]:
+                if event["type"] == "JOB_SUBMITTED":
+                    queue.append(event["data"]["job_id"])
+                elif event["type"] == "JOB_COMPLETED":
+                    free.append(0)
+            reply = []
+            while queue and free:
+                free.pop()
+                reply.append({"timestamp": message["now"], "type": "EXECUTE_JOB",
+                              "data": {"job_id": queue.pop(0), "alloc": "0"}})
+            socket.send_string(json.dumps({"now": message["now"], "events": reply}))
+            if "SIMULATION_ENDS" in kinds:
+                break
+    finally:
+        thread.join(10)
+        socket.close(linger=0)
+        context.term()
+    assert done
+    assert seen[1:] == [
+        (1.0, ["JOB_SUBMITTED", "JOB_SUBMITTED"]),
+        (6.0, ["JOB_COMPLETED"]),
+        (10.0, ["JOB_SUBMITTED"]),
+        (10.0, ["NOTIFY"]),
+        (10.0, ["JOB_COMPLETED"]),
+        (11.0, ["JOB_COMPLETED"]),
+        (11.0, ["SIMULATION_ENDS"]),
+    ]
+    jobs = pd.read_csv(tmp_path / "out_jobs.csv").set_index("job_id")
+    assert jobs.loc["a", "starting_time"] == 6.0  # 6 + 2.53e-8 s, printed with 6 decimals
+    assert jobs.loc["b", "starting_time"] == 10.0 and jobs.loc["b", "finish_time"] == 11.0

@@ -190,6 +190,7 @@ class BatsimTiming:
         #: and end, which delays their messages (see ``_run``).
         self._energy = energy
         self._fresh = -1.0  # the last clock value at which every host's energy was updated
+        self._max_prec = TIMING_PRECISION
         self._comm_seq = 0
         self._late: list[_Post] = []
         self._bandwidth = list(bandwidth)
@@ -341,6 +342,8 @@ class BatsimTiming:
         sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
         self._rem[slot] = duration
         self._prec[slot] = precision
+        if precision > self._max_prec:
+            self._max_prec = precision
         self._sleeps[slot] = sleep
         return sleep
 
@@ -471,12 +474,13 @@ class BatsimTiming:
                     return self._send()
                 return None
             rem = self._rem
-            delta = float(rem.min())
+            nearest = delta = float(rem.min())
             if receiving is not None:
                 delta = min(delta, self._remains / receiving.bandwidth)
             self._now += delta
             rem -= delta
-            ended = np.flatnonzero(rem < self._prec)
+            # Nothing ends unless the nearest sleep gets within the largest precision.
+            ended = np.flatnonzero(rem < self._prec) if nearest - delta < self._max_prec else ()
             fired = []
             for slot in ended:
                 sleep = sleeps[slot]

@@ -279,6 +279,8 @@ class BatsimTiming:
         for when, decision in decisions:
             self._skip_to(when)
             self._started(decision)
+            if type(decision) is ExecuteJob:  # not modelled: it keeps the engine's times
+                self._fine.pop(decision.job_id, None)
         submitted = 0
         for event in message.events:
             if event.type == JOB_COMPLETED:

@@ -91,6 +91,14 @@ class EpsilonGreedyBandit:
             self.cost[arm] += cost
             self.jobs[arm] += jobs
 
+    def copy(self) -> EpsilonGreedyBandit:
+        """An independent copy (estimates, counts and generator state)."""
+        other = EpsilonGreedyBandit(self.nb_arms, self.epsilon, self.decay)
+        other.rng.bit_generator.state = self.rng.bit_generator.state
+        other.cost, other.jobs, other.pulls = self.cost.copy(), self.jobs.copy(), self.pulls.copy()
+        other._untried = list(self._untried)
+        return other
+
     def state(self) -> dict[str, Any]:
         """JSON-ready state (estimates and counts) for logs."""
         return {

@@ -293,6 +293,17 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
             return 0
         return int((now - self._t_first) // self.period)
 
+    @property
+    def current_period(self) -> int:
+        """Index of the policy period the simulation is in (0 without a ``period``)."""
+        return self._period_of(self.manager.now)
+
+    def period_start(self, index: int) -> float:
+        """Simulated time at which period ``index`` starts (needs a ``period``)."""
+        if self.period is None:
+            raise ValueError("this environment has no period")
+        return self._t_first + index * self.period
+
     def _needs_choice(self) -> bool:
         """Whether the pass due now is shown to the agent (module docstring)."""
         manager = self.manager

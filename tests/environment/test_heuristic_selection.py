@@ -295,3 +295,25 @@ def test_bandit_drives_the_environment(tmp_path) -> None:
     again = EpsilonGreedyBandit(len(env.choices), epsilon=0.1, seed=0)
     assert play_bandit(env, again, seed=0)["objective"] == info["objective"]
     assert again.state() == bandit.state()
+
+
+# --- simulation-based tuning (sections 6.3.1-6.3.2) ------------------------------------------
+def test_simulated_feedback_switches_to_the_cheaper_ordering_by_hand(tmp_path) -> None:
+    from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
+
+    # 45 s periods: decisions at t = 10 (period 0) and t = 50 (period 1). The tuner starts on
+    # LQF (initial=1). At t = 50 it simulates the jobs submitted in [0, 45) (all eight: the
+    # second group arrives at 40-43) from an empty platform; each group waits FCFS B 9 + C 13
+    # + D 7 = 29 s, LQF B 29 + C 8 + D 7 = 44 s, so the second half runs FCFS.
+    env = make_env(tmp_path, TWICE, period=45.0)
+    tuner = SimulatedFeedback(2, initial=1)
+    info = play_simulated_feedback(env, tuner, seed=0)
+    assert info["steps"] == 2 and tuner.cost.tolist() == [58.0, 88.0]
+    expected = dict(LQF_STARTS)
+    expected.update({j + "2": t + 40 for j, t in FCFS_STARTS.items()})
+    assert starts(env) == expected
+    noisy = SimulatedFeedback(2, noise=0.2, seed=3)
+    noisy.observe([29.0, 44.0])
+    assert 0.8 * 29 <= noisy.cost[0] <= 1.2 * 29 and 0.8 * 44 <= noisy.cost[1] <= 1.2 * 44
+    with pytest.raises(ValueError, match="period"):
+        play_simulated_feedback(make_env(tmp_path / "np", JOBS), tuner)

@@ -3,7 +3,8 @@
 Usage: ``python benchmarks/heuristic_learning.py [--trace SWF] [--platform JSON]
 [--window-jobs N] [--train-jobs A B] [--eval-jobs A B] [--train-windows N] [--eval-windows N]
 [--period S|none] [--theta S|none] [--choices P ...] [--timesteps N] [--num-steps N]
-[--bandit-episodes N] [--epsilon E] [--bandit-cost wait|bsld] [--no-ppo] [--seed S] [--out DIR]``
+[--bandit-episodes N] [--epsilon E] [--bandit-cost wait bsld] [--noise X] [--no-ppo]
+[--no-simulation] [--num-envs N] [--ent-coef C] [--seed S] [--out DIR]``
 
 On KTH-SP2 by default (``platform_examples/kth_sp2.json``, 100 identical cores, the literature's
 setting of ``thesis_experiments/easy``: no bandwidth slow-down, no walltime), with
@@ -16,8 +17,12 @@ scheduling pass, or each policy period of ``--period`` seconds), AVEbsld (tau = 
    fixed windows drawn (seed 0) from ``train_jobs``; the lowest mean AVEbsld wins.
 2. **The thesis's bandit** (:mod:`hdeeprm.scheduling.bandit`, epsilon-greedy, eq. 6.8) plays
    ``bandit_episodes`` windows sampled from ``train_jobs``, one arm per step (period), learning
-   online; on the held-out windows it goes on learning online (``bandit-online``, as the
-   thesis runs it) or plays its estimates greedily (``bandit-greedy``).
+   online; on the held-out windows it goes on learning online (``bandit-online-COST``, as the
+   thesis runs it) or plays its estimates greedily (``bandit-greedy-COST``); COST is the
+   feedback per finished job, ``wait`` (the thesis's) or ``bsld``.
+2b. **Simulation-based tuning** (:mod:`hdeeprm.environment.period_tuning`, with a period
+   only): the jobs of each past period simulated with every ordering, exact (``simulated``)
+   and with +/- ``noise`` (``simulated-noisy``), over the same training windows, then online.
 3. **PPO** (:mod:`hdeeprm.training.ppo`) trains on windows sampled from ``train_jobs``.
 4. Everything plays the same held-out windows of ``eval_jobs``: the table gives mean and median
    AVEbsld, per window, wall time and steps/s.
@@ -40,6 +45,7 @@ import numpy as np
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment import THESIS_ORDERINGS, HeuristicSelectionEnv
 from hdeeprm.environment.heuristic_selection import heuristic_selection_factories
+from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
@@ -79,18 +85,13 @@ def seconds_or_none(text: str) -> float | None:
     return None if text.lower() == "none" else float(text)
 
 
-def bandit_results(
-    env: HeuristicSelectionEnv,
-    bandit: EpsilonGreedyBandit,
-    name: str,
-    learn: bool,
-    cost: str,
-) -> list[ev.WindowResult]:
-    """The bandit on every evaluation window in turn (its state carries over)."""
+def online_results(env: HeuristicSelectionEnv, name: str, play) -> list[ev.WindowResult]:
+    """An online learner on every evaluation window in turn (its state carries over);
+    ``play(env, window)`` plays one episode and returns its final info."""
     out = []
     for window in ev.window_ids(env):
         t0 = time.perf_counter()
-        info = play_bandit(env, bandit, seed=0, window=window, learn=learn, cost=cost)
+        info = play(env, window)
         wall = time.perf_counter() - t0
         jobs = env.engine.finished_jobs
         m = job_metrics(
@@ -136,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         help="bandit feedback per finished job: wait (the thesis's) and/or bounded slowdown",
     )
     parser.add_argument("--no-ppo", action="store_true")
+    parser.add_argument(
+        "--no-simulation", action="store_true", help="skip the simulation-based tuning"
+    )
+    parser.add_argument("--noise", type=float, default=0.2, help="noisy simulation: +/- noise")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -205,6 +210,25 @@ def main(argv: list[str] | None = None) -> int:
             )
             bandits[cost] = bandit
 
+        # 2b. simulation-based tuning (exact and noisy), over the same training windows
+        tuners = {}
+        if args.period is not None and not args.no_simulation:
+            for label, noise in (("simulated", 0.0), ("simulated-noisy", args.noise)):
+                tuner = SimulatedFeedback(len(args.choices), noise=noise, seed=args.seed)
+                t2 = time.perf_counter()
+                tuner_rng = np.random.default_rng(args.seed)
+                for _ in range(args.bandit_episodes):
+                    play_simulated_feedback(
+                        train_env, tuner, seed=int(tuner_rng.integers(2**31))
+                    )
+                names = pick_env.action_names
+                print(
+                    f"{label}: {args.bandit_episodes} training windows, {tuner.periods} periods "
+                    f"simulated x {len(names)} orderings in {time.perf_counter() - t2:.1f} s; "
+                    f"choice {names[tuner.choose()]}"
+                )
+                tuners[label] = tuner
+
         # 3. PPO
         model = None
         if not args.no_ppo:
@@ -241,9 +265,26 @@ def main(argv: list[str] | None = None) -> int:
         highlight = ["ppo"]
         for cost, bandit in bandits.items():
             greedy, online = f"bandit-greedy-{cost}", f"bandit-online-{cost}"
-            results += bandit_results(eval_env, bandit.copy(), greedy, False, cost)
-            results += bandit_results(eval_env, bandit, online, True, cost)
+            frozen = bandit.copy()
+            results += online_results(
+                eval_env,
+                greedy,
+                lambda e, w, b=frozen, c=cost: play_bandit(e, b, seed=0, window=w, learn=False,
+                                                           cost=c),
+            )
+            results += online_results(
+                eval_env,
+                online,
+                lambda e, w, b=bandit, c=cost: play_bandit(e, b, seed=0, window=w, cost=c),
+            )
             highlight += [online, greedy]
+        for label, tuner in tuners.items():
+            results += online_results(
+                eval_env,
+                label,
+                lambda e, w, t=tuner: play_simulated_feedback(e, t, seed=0, window=w),
+            )
+            highlight.append(label)
         print()
         print(ev.format_table(results, OBJECTIVE, highlight=highlight, pair_names=list(fixed)))
         ev.write_csv(results, out / "evaluation.csv")

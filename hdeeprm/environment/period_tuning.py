@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.environment.heuristic_selection import HeuristicSelectionEnv
 from hdeeprm.scheduling import BackfillScheduler
 from hdeeprm.simulation import Engine, run
@@ -81,7 +80,7 @@ def simulate_waits(env: HeuristicSelectionEnv, workload: Workload) -> np.ndarray
         manager = WorkloadManager(
             env.inputs.platform,
             actions,
-            ClassicAgent(actions, ("first", env.core_policy)),
+            FixedPair(actions, ("first", env.core_policy)),
             scheduler=BackfillScheduler(config),
         )
         engine = Engine(env.sim_platform, workload)

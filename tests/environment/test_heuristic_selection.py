@@ -234,19 +234,24 @@ def test_registration_check_env_and_bad_arguments(tmp_path) -> None:
         make_env(tmp_path / "b4", core_policy="fastest")
 
 
-def test_ppo_trains_on_vector_envs_sync_and_async(tmp_path) -> None:
+def test_ppo_trains_on_a_vector_env_and_factories_pickle(tmp_path) -> None:
     from hdeeprm.training.ppo import PPOConfig, PPOTrainer
 
     options = write_options(tmp_path / "opt", observation="queue")
     workload = write_delay_workload(tmp_path / "wl", random_delay_jobs(60, seed=7))
     env = HeuristicSelectionEnv(options, tmp_path / "run", workload)  # prepares the inputs
+    factories = heuristic_selection_factories(2, inputs=env.inputs, choices=["FCFS", "SPF"])
+    # Subprocess vector environments (vector="async") pickle the factories: a copy builds an
+    # environment that plays the same episode.
+    copy = pickle.loads(pickle.dumps(factories[0]))()
+    direct = factories[0]()
+    assert play(copy, [1])[:2] == play(direct, [1])[:2]
     weights = []
-    for vector in ("sync", "async"):
+    for _ in range(2):
         config = PPOConfig(
             num_envs=2, num_steps=32, num_minibatches=2, update_epochs=1, total_timesteps=128,
-            seed=0, vector=vector,
+            seed=0,
         )
-        factories = heuristic_selection_factories(2, inputs=env.inputs, choices=["FCFS", "SPF"])
         trainer = PPOTrainer(config, factories)
         trainer.learn()
         assert trainer.global_step == 128 and trainer.action_names == ["FCFS", "SPF"]

@@ -306,10 +306,22 @@ def _workload_params(
         }
     elif options.workload_file_path is not None:
         params["trace_sha256"] = file_sha256(options.workload_file_path)
+    if options.gpus_per_task:  # absent when 0: the digests of GPU-less runs are unchanged
+        params["gpus_per_task"] = options.gpus_per_task
     return params
 
 
 def _make_workload(options: Options, platform: Platform, mem_bw_range: tuple[float, float]):
+    result = _convert_or_generate(options, platform, mem_bw_range)
+    if options.gpus_per_task:  # SWF and Lublin jobs request no GPU: the documented mapping
+        for job in result.workload.jobs:
+            job.extra["gpus"] = job.res * options.gpus_per_task
+    return result
+
+
+def _convert_or_generate(
+    options: Options, platform: Platform, mem_bw_range: tuple[float, float]
+):
     nb_cores = len(platform.cores)
     if options.synthetic_workload is not None:
         synth = options.synthetic_workload

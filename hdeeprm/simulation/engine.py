@@ -76,6 +76,7 @@ from hdeeprm.simulation.events import (
     SetResourceState,
 )
 from hdeeprm.simulation.platform_xml import SimPlatform
+from hdeeprm.simulation.service_time import ServiceTimeModel
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 # --- job states (Batsim's names) ------------------------------------------------------------
@@ -176,6 +177,8 @@ class SimJob(JobView):
         "_power",
         "_e_last",
         "_kill_requested",
+        "gpus",
+        "service_factor",
     )
 
     def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
@@ -197,6 +200,10 @@ class SimJob(JobView):
         self._power = 0.0  # watts drawn by the job's hosts
         self._e_last = 0.0
         self._kill_requested = False
+        #: GPU ids it got (hdeeprm's GPU model) and what the service-time model multiplied
+        #: its work by (1.0 without a model).
+        self.gpus: tuple[int, ...] = ()
+        self.service_factor = 1.0
 
     def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
         """Restore a pickled job (environments sent to subprocesses), its state being the
@@ -260,6 +267,9 @@ class Engine:
         strict_allocation_size: reject an ``ExecuteJob`` whose allocation size differs from
             the job's ``res`` (except ``parallel_homogeneous_total``), as Batsim does when no
             custom mapping is given. Off by default: any non-empty allocation is accepted.
+        service_time: a :class:`~hdeeprm.simulation.service_time.ServiceTimeModel`: each job
+            with a ``workload_type`` has its work multiplied by the model's factor for its
+            allocation (cores and GPUs). ``None`` (default): durations as the profiles say.
     """
 
     def __init__(
@@ -269,6 +279,7 @@ class Engine:
         *,
         trace: bool = True,
         strict_allocation_size: bool = False,
+        service_time: ServiceTimeModel | None = None,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -287,6 +298,10 @@ class Engine:
         self.workloads: list[Workload] = list(workloads)
         self._trace = trace
         self._strict = strict_allocation_size
+        self._service_time = service_time
+        #: Busy GPU ids and their jobs (GPUs are not hosts: the engine only checks that no GPU
+        #: serves two jobs at once and records who had which).
+        self._gpu_job: dict[int, SimJob] = {}
 
         hosts = platform.hosts
         self._n = len(hosts)
@@ -666,9 +681,25 @@ class Engine:
             raise SimulationError(
                 f"EXECUTE_JOB: job {job.id!r} requested {job.spec.res} hosts, got {len(alloc)}"
             )
+        if decision.gpus:
+            self._take_gpus(job, decision.gpus)
         # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
         # float sums over a job's hosts do not depend on the order a decision listed them in.
         self._start(job, tuple(sorted(alloc)))
+
+    def _take_gpus(self, job: SimJob, gpus: Sequence[int]) -> None:
+        ids = tuple(sorted(_host_ids(gpus, "EXECUTE_JOB")))
+        if len(set(ids)) != len(ids):
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate GPUs in {ids}")
+        for gpu in ids:
+            other = self._gpu_job.get(gpu)
+            if other is not None:
+                raise SimulationError(
+                    f"EXECUTE_JOB: job {job.id!r}: GPU {gpu} is busy running job {other.id!r}"
+                )
+        for gpu in ids:
+            self._gpu_job[gpu] = job
+        job.gpus = ids
 
     def _start(self, job: SimJob, alloc: tuple[int, ...]) -> None:
         now = self._now
@@ -711,6 +742,11 @@ class Engine:
                 work /= len(alloc)
             speed = self._cur_speed
             rate = min([speed[h] for h in alloc])
+        model = self._service_time
+        if model is not None and job.spec.extra:
+            factor = model.factor(job.spec.workload_type, alloc, job.gpus)
+            job.service_factor = factor
+            work *= factor
         job._total = work
         job._work = work
         job._rate = rate
@@ -774,6 +810,9 @@ class Engine:
         state_since = self._state_since
         delta = 0.0
         busy_closed = 0.0
+        if job.gpus:
+            for gpu in job.gpus:
+                del self._gpu_job[gpu]
         for host in job.alloc:
             host_job[host] = None
             full = cur_full[host]

@@ -36,7 +36,7 @@ from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
 from hdeeprm.options import Options
 from hdeeprm.platform import Platform, load_platform
-from hdeeprm.platform.library import shipped_type_file
+from hdeeprm.platform.library import CATEGORIES, shipped_type_file
 from hdeeprm.platform.serialize import hierarchy_to_dict
 from hdeeprm.platform.simgrid import platform_xml as render_platform_xml
 from hdeeprm.workload import (
@@ -85,9 +85,7 @@ class ExperimentInputs:
 
 def _type_library_digest() -> str:
     """Hash of the shipped type library files (a platform derives from them too)."""
-    return "-".join(
-        file_sha256(shipped_type_file(c))[:16] for c in ("node", "processor", "memory", "network")
-    )
+    return "-".join(file_sha256(shipped_type_file(c))[:16] for c in CATEGORIES)
 
 
 def _foreign_file_error(path: Path, why: str, custom: bool) -> InputError:

@@ -957,28 +957,33 @@ class Engine:
         d_wattmin = 0.0
         # The float operations of one host at a time, in host order (results bit for bit).
         for host in hosts:
-            new_idle = idle_s[host]
             old_idle = cur_idle[host]
+            new_idle = idle_s[host]
             job = host_job[host]
             if job is None:
+                # An idle host: power and wattmin both change by its idle watts.
                 host_energy[host] += old_idle * (now - host_since[host])
-                d_power += new_idle - old_idle
+                change = new_idle - old_idle
+                d_power += change
+                d_wattmin += change
+                cur_full[host] = full_s[host]
             else:
                 old_p = cur_full[host]
                 new_full = full_s[host]
-                job.energy += job._power * (now - job._e_last)
-                job._e_last = now
+                if job._e_last != now:  # once per job and instant (later: adds 0 J)
+                    job.energy += job._power * (now - job._e_last)
+                    job._e_last = now
                 job._power += new_full - old_p
-                if speed_s[host] != cur_speed[host] and not job._delay:
+                if not job._delay and speed_s[host] != cur_speed[host]:
                     dirty[job] = None
                 host_energy[host] += old_p * (now - host_since[host])
                 d_power += new_full - old_p
+                d_wattmin += new_idle - old_idle
+                cur_full[host] = new_full
             host_since[host] = now
-            d_wattmin += new_idle - old_idle
             pstate[host] = state
             cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle
-            cur_full[host] = full_s[host]
         self._power += d_power
         self._wattmin += d_wattmin
         if self._trace:

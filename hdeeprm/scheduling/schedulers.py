@@ -37,13 +37,13 @@ from __future__ import annotations
 import logging
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from hdeeprm.scheduling.candidates import Bucket, CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.corrections import correct
-from hdeeprm.scheduling.orderings import STATIC, sort_key
+from hdeeprm.scheduling.orderings import ORDERINGS, STATIC, sort_key
 from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
 from hdeeprm.scheduling.profile import RunningEnds, StepProfile
 
@@ -138,9 +138,18 @@ class BackfillScheduler:
     Args:
         config: the heuristic triple, orderings and threshold.
         predictor: overrides the one ``config`` names (for tests and agents).
+        orderings: further orderings :meth:`use_orderings` may switch to during a run (an
+            agent choosing the ordering at each decision point); their static sort orders are
+            kept from the first submission on.
     """
 
-    def __init__(self, config: SchedulerConfig, predictor: Predictor | None = None) -> None:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        predictor: Predictor | None = None,
+        *,
+        orderings: Iterable[str] = (),
+    ) -> None:
         self.config = config
         self._predictor_given = predictor is not None
         self.predictor = predictor if predictor is not None else make_predictor(config)
@@ -156,7 +165,9 @@ class BackfillScheduler:
         self.ends = RunningEnds()
         #: Sorted ``(key, seq)`` lists of the static orderings in use (FCFS is ``queue``).
         self._sorted: dict[str, list[tuple[float, int]]] = {}
-        for name in {self.primary, self.backfill}:
+        for name in sorted({self.primary, self.backfill, *orderings}):
+            if name not in ORDERINGS:
+                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
             if name in STATIC and name != "FCFS":
                 self._sorted[name] = []
         #: The queue by ``(cores, memory per task)`` in FCFS and every static ordering kept
@@ -408,6 +419,23 @@ class BackfillScheduler:
                 if math.isinf(at):
                     continue
             profile.reserve(at, job.run_pred, job.res)
+
+    def use_orderings(self, primary: str, backfill: str | None = None) -> None:
+        """Switch the primary (and backfilling) ordering from the next pass on. A static
+        ordering must be one the scheduler keeps sorted (the configuration's or one named in
+        ``orderings`` at construction)."""
+        for name in (primary, backfill):
+            if name is None or name in self._sorted or name == "FCFS":
+                continue
+            if name not in ORDERINGS:
+                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
+            if name in STATIC:
+                raise ValueError(
+                    f"ordering {name!r} was not named in BackfillScheduler(orderings=...)"
+                )
+        self.primary = primary
+        if backfill is not None:
+            self.backfill = backfill
 
     # --- views --------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

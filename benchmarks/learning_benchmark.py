@@ -426,6 +426,13 @@ def main(argv: list[str] | None = None) -> int:
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"
         )
+        if best in val_pairs and args.eval_every:
+            ahead = sign * chosen["best_val"] < sign * val_pairs[best]
+            print(
+                f"on validation the selected model is {'better' if ahead else 'NOT better'} than "
+                f"{best} ({chosen['best_val']:.6g} vs {val_pairs[best]:.6g}): deciding on the "
+                f"training part alone, one would deploy {'the model' if ahead else 'the pair'}"
+            )
         print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
     return 0
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from torch import nn
 
 from hdeeprm.decision.actions import Action, ActionSpace
-from hdeeprm.errors import InputError
+from hdeeprm.decision.fixed_pair import FixedPair
 
 
 class Environment(Protocol):
@@ -75,12 +75,10 @@ class ClassicAgent(Agent):
 
     def __init__(self, actions: ActionSpace, policy_pair: str | tuple[str, str] | Action) -> None:
         super().__init__()
+        fixed = FixedPair(actions, policy_pair)
         self.actions = actions
-        try:
-            self.action = actions.index(policy_pair)
-        except InputError as exc:
-            raise InputError(exc.message, where="agent.policy_pair") from None
-        self.policy_pair = actions[self.action].name
+        self.action = fixed.action
+        self.policy_pair = fixed.policy_pair
 
     def observe(self, env: Any) -> None:
         """A classic agent needs no observation (saves building one at every decision)."""

@@ -8,6 +8,7 @@ from hdeeprm.decision.actions import (
     ActionSpace,
     parse_action_name,
 )
+from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import CorePool
@@ -20,6 +21,7 @@ __all__ = [
     "Action",
     "ActionSpace",
     "CorePool",
+    "FixedPair",
     "JobRecord",
     "JobScheduler",
     "ResourceManager",

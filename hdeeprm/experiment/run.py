@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hdeeprm._atomic import atomic_open, ensure_dir
-from hdeeprm.agents import ClassicAgent
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
@@ -155,7 +155,7 @@ def classic_manager(inputs: ExperimentInputs, seed: int | None = None) -> Worklo
     actions = action_space(inputs)
     if options.agent.policy_pair is None:
         raise ValueError("a CLASSIC run needs agent.policy_pair in the options")
-    agent = ClassicAgent(actions, options.agent.policy_pair)
+    agent = FixedPair(actions, options.agent.policy_pair)
     scheduler = None
     if options.agent.scheduler is not None:
         from hdeeprm.scheduling import BackfillScheduler

@@ -89,6 +89,8 @@ def gaia_steps(
                 f"{steps / (t3 - t2):>8,.0f} steps/s wall, {steps / (c3 - c2):>8,.0f} per CPU s "
                 f"(simulated {info['time']:,.0f} s)"
             )
+    if not total_steps:  # --windows 0: set-up only (the baseline of an instruction count)
+        return
     print(
         f"  overall: {total_steps} steps in {total_time:.2f} s -> "
         f"{total_steps / total_time:,.0f} steps/s wall, {total_steps / total_cpu:,.0f} per CPU "

@@ -9,14 +9,23 @@ jobs ``[0, 7000)``, evaluation windows are fixed, drawn once from the later jobs
 EASY backfilling around the chosen job.
 
 Every picker acts in the same environment through the same actions: the heuristics FCFS,
-SJF, WFP3, UNICEP and F1 (:mod:`hdeeprm.environment.job_pickers`) and an agent trained with
-sb3-contrib's ``MaskablePPO``, one per mode: by default a "kernel" policy that scores each
-visible job with one shared MLP (:func:`kernel_policy`), or ``--policy mlp``. The table
-gives the mean bounded slowdown over the evaluation windows, wall time and environment
-steps per second; training cost is printed beside it.
+SJF, WFP3, UNICEP and F1 (:mod:`hdeeprm.environment.job_pickers`) and a learned agent, one
+per mode, trained by ``--trainer``:
+
+* ``sb3``: sb3-contrib's ``MaskablePPO``, by default with a "kernel" policy that scores each
+  visible job with one shared MLP (:func:`kernel_policy`), or ``--policy mlp``;
+* ``hdeeprm``: the project's own PPO, :class:`hdeeprm.training.twostep.TwoStepPPO` (its
+  kernel job selector; with ``--policies a,b`` also CuSH's policy selector, the environment's
+  second step choosing the core policy of each picked job).
+
+The table gives the mean bounded slowdown over the evaluation windows, wall time and
+environment steps per second; training cost is printed beside it. ``--validate`` evaluates
+on validation windows drawn (seed 1) from the *training* range instead of the held-out ones:
+tune there, report on the held-out windows.
 
     python benchmarks/job_selection_benchmark.py --quick     # minutes
     python benchmarks/job_selection_benchmark.py             # full: longer training, 10 windows
+    python benchmarks/job_selection_benchmark.py --quick --trainer hdeeprm
 
 The traces folder defaults to ``../shared/traces`` beside the repository
 (``HDEEPRM_TRACES`` or ``--traces`` to change it).
@@ -25,6 +34,7 @@ The traces folder defaults to ``../shared/traces`` beside the repository
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -35,7 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
-from hdeeprm.environment.job_selection import JOB_FEATURES
+from hdeeprm.environment.episodes import EpisodeWindows
+from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 
@@ -144,6 +155,38 @@ def kernel_policy(slots: int, width: int, nothing_bias: float = 0.0, hidden: int
     return KernelPolicy, kwargs
 
 
+def train_hdeeprm(inputs, backfill: bool, args):
+    """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
+    picker, the training wall time, CPU time and steps."""
+    from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+
+    config = TwoStepConfig(
+        total_timesteps=args.timesteps,
+        num_envs=args.envs,
+        num_steps=args.n_steps,
+        num_minibatches=max(1, args.envs * args.n_steps // args.batch),
+        learning_rate=args.lr,
+        gamma=args.gamma,
+        nothing_bias=args.nothing_bias,
+        seed=args.seed,
+    )
+    fns = job_selection_factories(
+        inputs,
+        args.envs,
+        "train",
+        backfill=backfill,
+        queue_slots=SLOTS,
+        policies=args.policies,
+        log_features=args.log_features,
+    )
+    agent = TwoStepPPO(config, fns)
+    start, cpu = time.perf_counter(), time.process_time()
+    agent.learn(args.timesteps)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    agent.close()
+    return agent.act, wall, cpu, agent.global_step
+
+
 def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
     import torch
     from sb3_contrib import MaskablePPO
@@ -154,7 +197,11 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
     def factory(i: int):
         def make():
             env = JobSelectionEnv(
-                inputs=inputs, split="train", backfill=backfill, queue_slots=SLOTS
+                inputs=inputs,
+                split="train",
+                backfill=backfill,
+                queue_slots=SLOTS,
+                log_features=args.log_features,
             )
             env.reset(seed=args.seed + i)
             return env
@@ -168,8 +215,9 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
         norm_reward=True,
         gamma=args.gamma,
     )
+    width = len(JOB_FEATURES) + (len(LOG_FEATURES) if args.log_features else 0)
     if args.policy == "kernel":
-        policy, policy_kwargs = kernel_policy(SLOTS, len(JOB_FEATURES), args.nothing_bias)
+        policy, policy_kwargs = kernel_policy(SLOTS, width, args.nothing_bias)
     else:
         policy, policy_kwargs = "MlpPolicy", {"net_arch": [128, 64]}
     model = MaskablePPO(
@@ -209,7 +257,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--nothing-bias", type=float, default=-3.0, help="initial do-nothing logit (kernel)"
     )
+    parser.add_argument(
+        "--trainer",
+        choices=("sb3", "hdeeprm"),
+        default="sb3",
+        help="MaskablePPO (sb3-contrib) or the project's TwoStepPPO",
+    )
+    parser.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated core policies: the two-step agent (--trainer hdeeprm only)",
+    )
+    parser.add_argument(
+        "--validate",
+        action="store_true",
+        help="evaluate on validation windows from the training range (seed 1), for tuning",
+    )
+    parser.add_argument(
+        "--log-features", action="store_true", help="log-scaled job features (the environment's)"
+    )
+    parser.add_argument("--no-heuristics", action="store_true", help="only the agent's row")
     args = parser.parse_args(argv)
+    if args.policies is not None:
+        args.policies = args.policies.split(",")
+        if args.trainer != "hdeeprm":
+            parser.error("--policies needs --trainer hdeeprm")
     if args.timesteps is None:
         args.timesteps = 32_768 if args.quick else 400_000
     if args.eval_windows is None:
@@ -235,13 +307,34 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.modes.split(","):
             backfill = mode == "backfill"
             env = JobSelectionEnv(
-                inputs=inputs, split="eval", backfill=backfill, queue_slots=SLOTS
+                inputs=inputs,
+                split="eval",
+                backfill=backfill,
+                queue_slots=SLOTS,
+                policies=args.policies,
+                log_features=args.log_features,
             )
-            print(f"\n== {mode} (eval windows start at jobs {env.windows.eval_starts})")
+            kind = "eval"
+            if args.validate:
+                episodes = dataclasses.replace(options.env.episodes, eval_jobs=TRAIN, eval_seed=1)
+                env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
+                kind = "validation"
+            print(f"\n== {mode} ({kind} windows start at jobs {env.windows.eval_starts})")
             header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"
             print(f"{header} {'wall s':>7} {'steps/s':>8}")
-            rows = [(name, HeuristicPicker(name)) for name in BASELINES]
-            if sb3_contrib is not None:
+            rows = [] if args.no_heuristics else [(n, HeuristicPicker(n)) for n in BASELINES]
+            if args.policies is not None:
+                # Heuristic pickers act with one step: give them the first policy.
+                rows = [(n, lambda e, p=p: (p(e), 0)) for n, p in rows]
+            if args.trainer == "hdeeprm":
+                pick, wall, cpu, steps = train_hdeeprm(inputs, backfill, args)
+                print(
+                    f"(TwoStepPPO{' two-step ' + str(args.policies) if args.policies else ''}: "
+                    f"{steps} training steps in {wall:.1f} s wall, {cpu:.1f} s CPU, "
+                    f"{steps / wall:.0f} steps/s)"
+                )
+                rows.append(("PPO", pick))
+            elif sb3_contrib is not None:
                 model, wall, steps = train(inputs, backfill, args)
                 print(
                     f"(MaskablePPO, {args.policy} policy: {steps} training steps in {wall:.1f} s, "

@@ -8,6 +8,9 @@ submit``, ``run = finish - start`` and ``turnaround = wait + run``:
   max: short jobs no longer dominate the mean;
 * mean and max waiting times, mean turnaround time; makespan = the last finish time.
 
+CuSH's NTAT (normalized turnaround time) is the mean slowdown (``JobMetrics.ntat``) and its
+wait the mean waiting time.
+
 AVEbsld (seed 001, thesis 4.3.3) is the mean bounded slowdown. Which jobs count is a
 :class:`JobFilter` (``hdeeprm-metrics --tau --skip-first --exclude-overrun``), never hard-coded:
 the thesis's conversion-time rules (jobs larger than the machine, unknown submission or run
@@ -58,6 +61,12 @@ class JobMetrics:
     mean_bounded_slowdown: float
     max_bounded_slowdown: float
     max_waiting: float = 0.0
+
+    @property
+    def ntat(self) -> float:
+        """CuSH's normalized turnaround time: the mean of turnaround / service time, i.e. the
+        mean slowdown (docs/cush.md)."""
+        return self.mean_slowdown
 
 
 @dataclass(frozen=True, slots=True)

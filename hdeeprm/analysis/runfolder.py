@@ -54,7 +54,9 @@ BATSIM_OUTPUTS = (
 INSIGHTS_FILE = "insights.log"
 OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
 TRAINING_LOG_FILE = "training_log.csv"
-HDEEPRM_OUTPUTS = (INSIGHTS_FILE, OVERUTILIZATION_FILE, TRAINING_LOG_FILE)
+#: Which GPUs each job got (hdeeprm.simulation.outputs), written only when jobs had GPUs.
+GPUS_FILE = "out_gpus.csv"
+HDEEPRM_OUTPUTS = (INSIGHTS_FILE, OVERUTILIZATION_FILE, TRAINING_LOG_FILE, GPUS_FILE)
 #: Prefix of the temporary files of atomic writes (``hdeeprm._atomic``).
 TMP_PREFIX = ".tmp-"
 

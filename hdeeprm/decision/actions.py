@@ -24,6 +24,11 @@ CORE_POLICIES: tuple[str, ...] = (
     "high_mem_bw",
     "low_power",
 )
+#: Allocation policies by locality (CuSH; :mod:`hdeeprm.decision.gpus`): usable in any pair
+#: and by the job-selection environment, but not in the default 36-pair action space.
+LOCALITY_POLICIES: tuple[str, ...] = ("depth_first", "breadth_first")
+#: Every policy that may place a job: the core policies, then the locality ones.
+PLACEMENT_POLICIES: tuple[str, ...] = CORE_POLICIES + LOCALITY_POLICIES
 #: Name of the action that schedules nothing at a decision point.
 VOID = "void"
 
@@ -59,10 +64,10 @@ def parse_action_name(name: str, *, path: str | None = None, where: str | None =
     if name == VOID:
         return VOID_ACTION
     job, sep, core = name.partition("-") if isinstance(name, str) else ("", "", "")
-    if not sep or job not in JOB_POLICIES or core not in CORE_POLICIES:
+    if not sep or job not in JOB_POLICIES or core not in PLACEMENT_POLICIES:
         raise InputError(
             f"expected 'JOBPOLICY-COREPOLICY' or 'void', got {name!r}; job policies: "
-            f"{', '.join(JOB_POLICIES)}; core policies: {', '.join(CORE_POLICIES)}",
+            f"{', '.join(JOB_POLICIES)}; core policies: {', '.join(PLACEMENT_POLICIES)}",
             path,
             where,
         )
@@ -130,9 +135,10 @@ class ActionSpace(Sequence[Action]):
                 if not isinstance(cores, list) or not cores:
                     raise InputError("expected a non-empty list of core policies", path, key_where)
                 for j, core in enumerate(cores):
-                    if core not in CORE_POLICIES:
+                    if core not in PLACEMENT_POLICIES:
                         raise InputError(
-                            f"unknown core policy {core!r}; allowed: {', '.join(CORE_POLICIES)}",
+                            f"unknown core policy {core!r}; allowed: "
+                            f"{', '.join(PLACEMENT_POLICIES)}",
                             path,
                             f"{key_where}[{j}]",
                         )

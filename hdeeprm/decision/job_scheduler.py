@@ -48,6 +48,11 @@ class JobRecord:
     alloc: tuple[int, ...] = ()
     start: float = math.nan
     extra: dict[str, Any] = field(default_factory=dict)
+    #: GPUs requested in total, the job's workload type (``compute``/``network``/``None``) and
+    #: the GPU ids it got (:mod:`hdeeprm.decision.gpus`).
+    gpus: int = 0
+    workload_type: str | None = None
+    gpu_alloc: tuple[int, ...] = ()
 
 
 _KEYS = {

@@ -126,6 +126,9 @@ class CorePool:
         self.node_busy: list[int] = [0] * len(self.node_capacity)
         self.free_count = n
         self._over: list[bool] = [False] * len(self.proc_cores)
+        #: Per processor, the P-state of its running and of its idle cores at the last settle.
+        self._run_state: list[int] = [P0] * len(self.proc_cores)
+        self._idle_state: list[int] = [INITIAL_PSTATE] * len(self.proc_cores)
         self._open_episode: dict[int, int] = {}
         #: Bandwidth over-subscription episodes: ``[processor id, start, end or None]``.
         self.episodes: list[list[float | int | None]] = []
@@ -271,29 +274,52 @@ class CorePool:
         """Recompute the bandwidth demand and P-states of the processors of ``cores``.
 
         Demands are summed again from the per-core values in core order, so rounding never
-        accumulates over a long simulation.
+        accumulates over a long simulation (a free core's bandwidth is 0.0, which leaves a sum
+        unchanged, so every core is summed without testing whether it is busy). P-states: a
+        processor's running cores are in its *running* state (P0, or P1 while over-subscribed)
+        and its idle cores in its *idle* state (P2 while a core is busy, else P3). When the idle
+        state changes, every free core switches; when the running state changes, every busy
+        one; otherwise only ``cores`` (whose job changed since the last settle) can.
         """
         core_proc = self.core_proc
-        procs = sorted({core_proc[c] for c in cores})
+        touched: dict[int, list[int]] = {}
+        for c in cores:
+            proc = core_proc[c]
+            group = touched.get(proc)
+            if group is None:
+                touched[proc] = [c]
+            else:
+                group.append(c)
+        procs = sorted(touched)
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
+        run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
         for listener in self.listeners:
             listener.update(procs)
         for proc in procs:
-            demand = 0.0
-            busy = 0
             members = proc_cores[proc]
+            demand = 0.0
             for c in members:
-                if core_job[c] is not None:
-                    busy += 1
-                    demand += core_bw[c]
+                demand += core_bw[c]
             proc_demand[proc] = demand
-            proc_busy[proc] = busy
             over = demand > bw_limit[proc]
             running = P1 if over else P0
-            idle = P2 if busy else P3
-            for c in members:
+            idle = P2 if proc_busy[proc] else P3
+            if idle != idle_state[proc]:
+                # Every free core was in the old idle state, or running until just now.
+                idle_state[proc] = idle
+                free = proc_free[proc]
+                for c in free:
+                    pstate[c] = idle
+                changed.update(free)
+            if running != run_state[proc]:
+                run_state[proc] = running
+                for c in members:
+                    if core_job[c] is not None and pstate[c] != running:
+                        pstate[c] = running
+                        changed.add(c)
+            for c in touched[proc]:
                 new = idle if core_job[c] is None else running
                 if new != pstate[c]:
                     pstate[c] = new
@@ -341,6 +367,7 @@ class CorePool:
         mem_nodes: set[int] = set()
         last_proc = -1
         node = -1
+        free: list[int] = []
         for core in cores:
             proc = core_proc[core]
             if proc != last_proc:  # a job's cores come in runs per processor
@@ -348,7 +375,8 @@ class CorePool:
                 node = proc_node[proc]
                 procs.add(proc)
                 nodes.add(node)
-            insort(proc_free[proc], core)
+                free = proc_free[proc]
+            free.append(core)  # sorted once per processor below
             free_index[core] = len(free_cores)
             free_cores.append(core)
             core_job[core] = None
@@ -365,6 +393,8 @@ class CorePool:
             core_bw[core] = 0.0
             if mem or node_free_mem[node] != before:
                 mem_nodes.add(node)
+        for proc in procs:
+            proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += len(cores)
         for listener in self.free_listeners:  # self.listeners hear of them in settle()
             listener.update(procs)
@@ -383,17 +413,18 @@ class CorePool:
         Decisions come in ascending state order with ascending core ids, so the output is a
         pure function of the state (deterministic).
         """
-        if not self._changed:
+        changed = self._changed
+        if not changed:
             return []
-        groups: dict[int, list[int]] = {}
+        groups: list[list[int]] = [[], [], [], []]  # by P-state (P0..P3)
         pstate, emitted = self.pstate, self.emitted
-        for core in sorted(self._changed):
+        for core in sorted(changed):
             state = pstate[core]
             if state != emitted[core]:
                 emitted[core] = state
-                groups.setdefault(state, []).append(core)
-        self._changed.clear()
-        return [SetResourceState(tuple(groups[s]), s) for s in sorted(groups)]
+                groups[state].append(core)
+        changed.clear()
+        return [SetResourceState(tuple(cores), s) for s, cores in enumerate(groups) if cores]
 
     @property
     def over_subscribed(self) -> list[int]:

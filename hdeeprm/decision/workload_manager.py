@@ -33,7 +33,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hdeeprm.decision.actions import Action, ActionSpace
+from hdeeprm.decision.actions import LOCALITY_POLICIES, Action, ActionSpace
+from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
 from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecord, JobScheduler
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
@@ -120,7 +121,12 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
         req_time = math.inf
     mem = _number(extra.get("mem", 0.0), job_id, "mem")
     mem_bw = _number(extra.get("mem_bw", 0.0), job_id, "mem_bw")
-    return JobRecord(job_id, seq, float(subtime), int(res), req_time, mem, mem_bw, job)
+    record = JobRecord(job_id, seq, float(subtime), int(res), req_time, mem, mem_bw, job)
+    job_extra = getattr(spec, "extra", None)
+    if job_extra:  # the optional GPU fields of the job (hdeeprm.workload.model)
+        record.gpus = int(job_extra.get("gpus", 0))
+        record.workload_type = job_extra.get("workload_type")
+    return record
 
 
 class WorkloadManager:
@@ -177,6 +183,10 @@ class WorkloadManager:
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
+        #: GPUs (their own structure; empty on GPU-less platforms) and the allocator of jobs
+        #: that need GPUs or ask for a locality policy.
+        self.gpu_pool = GpuPool(platform)
+        self.locality = LocalityAllocator(self.pool, self.gpu_pool)
         self._node_slots = [
             (len(cores), capacity)
             for cores, capacity in zip(self.pool.node_cores, self.pool.node_capacity)
@@ -239,6 +249,7 @@ class WorkloadManager:
             self.job_scheduler.reseed(job_rng)
             self.resource_manager.reseed(core_rng)
         self.pool.reset()
+        self.gpu_pool.reset()
         self.resource_manager.reset()
         self.job_scheduler.clear()
         if self.scheduler is not None:
@@ -287,15 +298,16 @@ class WorkloadManager:
 
     # --- pickling -----------------------------------------------------------------------
     # --- action mask --------------------------------------------------------------------
-    def fits_now(self, res: int, mem: float) -> bool:
-        """Whether ``res`` tasks of ``mem`` MB each can start now on free cores.
+    def fits_now(self, res: int, mem: float, gpus: int = 0) -> bool:
+        """Whether ``res`` tasks of ``mem`` MB each (and ``gpus`` GPUs) can start now.
 
         Whatever core policy places them, each task takes one free core of a node with
         ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
-        free memory // mem)``: the same answer for every core policy.
+        free memory // mem)``: the same answer for every core policy. GPUs may be on any node
+        (:mod:`hdeeprm.decision.gpus`), so they fit iff that many are free.
         """
         pool = self.pool
-        if res > pool.free_count:
+        if res > pool.free_count or gpus > self.gpu_pool.free_count:
             return False
         if mem <= 0.0 or (mem <= self._mem_every_core and not self._big_running):
             return True
@@ -330,6 +342,7 @@ class WorkloadManager:
                 ordered[1][-1] <= free
                 and ordered[2][-1] <= self._mem_every_core
                 and not self._big_running
+                and not self.gpu_pool.nb_gpus
             ):
                 return np.ones(len(self.actions), dtype=bool)
             if ordered[1][0] > free:
@@ -361,13 +374,13 @@ class WorkloadManager:
         scheduler = self.job_scheduler
         if policy != "random":
             job = scheduler.peek(policy)
-            return job is not None and self.fits_now(job.res, job.mem)
+            return job is not None and self.fits_now(job.res, job.mem, job.gpus)
         smallest = scheduler.peek("smallest")
         if smallest is None or smallest.res > self.pool.free_count:
             return False
-        if self.fits_now(smallest.res, smallest.mem):
+        if self.fits_now(smallest.res, smallest.mem, smallest.gpus):
             return True
-        return any(self.fits_now(job.res, job.mem) for job in scheduler.jobs)
+        return any(self.fits_now(job.res, job.mem, job.gpus) for job in scheduler.jobs)
 
     # --- message intake ---------------------------------------------------------------
     def can_ever_run(self, res: int, mem: float) -> bool:
@@ -430,11 +443,20 @@ class WorkloadManager:
     def _submit(self, job: Any) -> None:
         record = job_record(job, self.nb_submitted, self.profiles)
         self.nb_submitted += 1
-        if not self.can_ever_run(record.res, record.mem):
+        too_many_gpus = record.gpus > self.gpu_pool.nb_gpus
+        if too_many_gpus or not self.can_ever_run(record.res, record.mem):
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
-            if LOG.isEnabledFor(logging.WARNING):
+            if too_many_gpus and LOG.isEnabledFor(logging.WARNING):
+                LOG.warning(
+                    "t=%.6f job %s rejected: it asks for %d GPU(s), the platform has %d",
+                    self.now,
+                    record.id,
+                    record.gpus,
+                    self.gpu_pool.nb_gpus,
+                )
+            elif LOG.isEnabledFor(logging.WARNING):
                 self._rejections(
                     self.now,
                     record.id,
@@ -461,6 +483,8 @@ class WorkloadManager:
         if record.mem > self._mem_every_core:
             self._big_running -= 1
         self.pool.release(record.alloc, self.now)
+        if record.gpu_alloc:
+            self.gpu_pool.release(record.gpu_alloc)
         if self.scheduler is not None:
             self.scheduler.completed(record, self.now)
         self._changed = True
@@ -516,7 +540,7 @@ class WorkloadManager:
         self._announce(started)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
-        decisions.extend(ExecuteJob(job.id, job.alloc) for job in started)
+        decisions.extend(ExecuteJob(job.id, job.alloc, job.gpu_alloc) for job in started)
         if INSIGHTS.isEnabledFor(logging.INFO):
             INSIGHTS.info(
                 "t=%.6f decision: queue=%d action=%s started=%s",
@@ -532,7 +556,7 @@ class WorkloadManager:
         pool, place, fits = self.pool, self._place, self.fits_now
 
         def start(job: JobRecord) -> bool:
-            if job.mem > 0 and not fits(job.res, job.mem):
+            if (job.mem > 0 or job.gpus) and not fits(job.res, job.mem, job.gpus):
                 return False  # cheap refusal: a failed allocation attempt costs far more
             if not place(job, core_policy):
                 return False
@@ -556,9 +580,12 @@ class WorkloadManager:
 
     def _place(self, job: JobRecord, core_policy: str) -> bool:
         """Allocate cores to a queued job and mark it running (the one place jobs start)."""
-        alloc = self.resource_manager.allocate(
-            job.id, job.res, job.mem, job.mem_bw, core_policy, self.now
-        )
+        if job.gpus or core_policy in LOCALITY_POLICIES:
+            alloc = self._place_with_gpus(job, core_policy)
+        else:
+            alloc = self.resource_manager.allocate(
+                job.id, job.res, job.mem, job.mem_bw, core_policy, self.now
+            )
         if alloc is None:
             return False
         self.job_scheduler.remove(job)
@@ -569,6 +596,26 @@ class WorkloadManager:
         if job.mem > self._mem_every_core:
             self._big_running += 1
         return True
+
+    def _place_with_gpus(self, job: JobRecord, policy: str) -> list[int] | None:
+        """Cores (returned) and GPUs (``job.gpu_alloc``) for a job that needs GPUs or asks
+        for a locality policy (:mod:`hdeeprm.decision.gpus`); ``None``: nothing changed."""
+        if job.gpus > self.gpu_pool.free_count:
+            return None
+        locality = self.locality
+        if policy in LOCALITY_POLICIES:
+            plan = locality.plan(policy, job.res, job.gpus, job.mem)
+            if plan is None:
+                return None
+            alloc = locality.take_cores(plan, job.id, job.mem, job.mem_bw, self.now)
+            job.gpu_alloc = tuple(locality.take_gpus(plan, job.id))
+            return alloc
+        alloc = self.resource_manager.allocate(
+            job.id, job.res, job.mem, job.mem_bw, policy, self.now
+        )
+        if alloc is not None:
+            job.gpu_alloc = tuple(locality.gpus_near(alloc, job.gpus, job.id))
+        return alloc
 
     def _announce(self, started: list[JobRecord]) -> None:
         """Count the jobs just started and tell the job listeners (rewards), whoever chose

@@ -28,6 +28,7 @@ from hdeeprm.logs import set_level
 from hdeeprm.options import Options, load_options
 from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
 from hdeeprm.simulation.events import Decision
+from hdeeprm.simulation.service_time import ServiceTimeModel
 
 
 def action_space_from_options(options: Options) -> ActionSpace:
@@ -113,6 +114,12 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(len(self.actions))
         self._nb_actions = len(self.actions)
         self.engine: Engine | None = None
+        #: CuSH's locality penalties (:mod:`hdeeprm.simulation.service_time`) for the episodes
+        #: reset from now on: the options' ``service_time``; ``None`` (default): durations as
+        #: the profiles say.
+        self.service_time: ServiceTimeModel | None = ServiceTimeModel.from_settings(
+            inputs.platform, self.options.service_time
+        )
         self.reward_kind = env_opts.reward
         self._meter: RewardMeter | ObjectiveReward | None = None
         self._obs = np.zeros(self._observer.size, dtype=np.float32)
@@ -180,7 +187,9 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             manager_seed = self.windows.eval_seed_of(self.eval_window)
         self.manager = self._new_manager(manager_seed)
         self._observer = self._make_observer(self.manager)
-        self.engine = Engine(self.sim_platform, workload, trace=self.trace)
+        self.engine = Engine(
+            self.sim_platform, workload, trace=self.trace, service_time=self.service_time
+        )
         if self.reward_kind == "thesis":
             self._meter = RewardMeter(self.objective, self.manager, self.engine)
         else:

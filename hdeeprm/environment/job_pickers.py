@@ -11,11 +11,23 @@ learned agent, through the same actions, so results compare like for like:
   backfills around it (EASY with that ordering over the visible queue).
 
 ``SJF`` is accepted as another name of ``SPF`` (shortest requested time first).
+
+:class:`CushPicker` plays CuSH's baselines (section 4.1), on jobs that request CPUs and GPUs:
+``FCFS`` (earliest submission, ties to the shortest requested time), ``SJF`` (shortest
+requested time, ties to the earliest submission), ``DRF`` (Dominant Resource Fairness: the
+smallest dominant share ``max(cores / platform cores, gpus / platform GPUs)``) and ``Rand``
+(uniform, seeded). As in DeepRM and CuSH, the heuristic ranks only the visible jobs that fit
+now (the others are masked), so a job that does not fit never blocks a smaller one; it does
+nothing when none fits. :func:`cush_key` is the ranking, shared with the scenario runner
+(:mod:`hdeeprm.experiment.cush`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from hdeeprm.scheduling.orderings import ORDERINGS, sort_key
 
@@ -68,6 +80,52 @@ class HeuristicPicker:
             return int(env.do_nothing)
         # Do nothing is invalid (it could never end): the first ranked job that may start.
         return next(slot for slot in ranked if mask[slot])
+
+
+#: CuSH's baselines (:class:`CushPicker`).
+CUSH_HEURISTICS = ("FCFS", "SJF", "DRF", "Rand")
+
+
+def cush_key(name: str, nb_cores: int, nb_gpus: int) -> Callable[[Any], tuple[float, ...]]:
+    """Sort key of CuSH's ``FCFS``, ``SJF`` or ``DRF`` over job records (best first); ties
+    end on the submission order ``seq``."""
+    if name == "FCFS":
+        return lambda job: (job.subtime, job.req_time, job.seq)
+    if name == "SJF":
+        return lambda job: (job.req_time, job.subtime, job.seq)
+    if name == "DRF":
+        cores = float(max(nb_cores, 1))
+        gpus = float(max(nb_gpus, 1))
+        return lambda job: (max(job.res / cores, job.gpus / gpus), job.seq)
+    raise ValueError(f"unknown CuSH heuristic {name!r}; expected one of {CUSH_HEURISTICS}")
+
+
+class CushPicker:
+    """CuSH's baseline ``name`` (module docstring) as a picker of the job-selection
+    environment. ``seed`` seeds ``Rand``."""
+
+    def __init__(self, name: str, seed: int = 0) -> None:
+        if name not in CUSH_HEURISTICS:
+            raise ValueError(f"unknown CuSH heuristic {name!r}; expected one of {CUSH_HEURISTICS}")
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def choose(self, jobs: list[Any], nb_cores: int, nb_gpus: int) -> int:
+        """Index in ``jobs`` (jobs that fit now, in queue order) of the one to start."""
+        if self.name == "Rand":
+            return int(self.rng.integers(len(jobs)))
+        key = cush_key(self.name, nb_cores, nb_gpus)
+        return min(range(len(jobs)), key=lambda i: key(jobs[i]))
+
+    def __call__(self, env: Any) -> int:
+        """The action for ``env``'s current state."""
+        mask = env.action_masks()
+        slots = [slot for slot in range(len(env.visible_jobs)) if mask[slot]]
+        if not slots:
+            return int(env.do_nothing)
+        manager = env.manager
+        jobs = [env.visible_jobs[slot] for slot in slots]
+        return slots[self.choose(jobs, manager.pool.nb_cores, manager.gpu_pool.nb_gpus)]
 
 
 def run_episode(env: Any, picker: Any, **reset_options: Any) -> dict[str, float]:

@@ -26,6 +26,14 @@ The chosen job is placed at once by a fixed core policy of the resource manager
   bounded slowdown. Steps at the same instant earn 0; time passing credits the waits.
 * **Episodes**: the options' ``pybatsim.env.episodes`` windows, ``split`` and
   ``reset(options={"window": k})``, exactly as the policy-pair environment (shared code).
+* **Two steps** (``policies=[...]``, CuSH's job selector then policy selector): the action is
+  a pair ``(slot, p)``, ``MultiDiscrete([Q + 1, P])``: the job in ``slot`` is placed by core
+  policy ``policies[p]`` (ignored with do nothing). ``info["policy_mask"]`` (``Q x P``) says
+  which policies may place each slot's job; the second step's own reward,
+  ``info["policy_reward"]``, is minus the service-time stretch of the placement
+  (:func:`placement_reward`), minus CuSH's locality penalty ``p_j / t_j`` when the environment
+  has a service-time model (``service_time``; :mod:`hdeeprm.simulation.service_time`). See
+  :mod:`hdeeprm.training.twostep` for the two-network agent.
 
 Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's:
 
@@ -40,12 +48,13 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.actions import PLACEMENT_POLICIES
 from hdeeprm.decision.job_scheduler import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
@@ -58,8 +67,23 @@ from hdeeprm.simulation.events import Decision, ExecuteJob
 DEFAULT_SLOTS = 128
 #: Features per visible job.
 JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
+#: Features appended per visible job with ``log_features=True``.
+LOG_FEATURES = ("log_wait", "log_req_time", "log_res")
 #: The objective the rewards add up to.
 OBJECTIVE = "avg_bounded_slowdown"
+
+
+def placement_reward(pool: Any, alloc: Sequence[int]) -> float:
+    """The policy selector's reward for a placement: ``1 - fastest / slowest``, where
+    ``slowest`` is the peak GFLOPS of the slowest allocated core and ``fastest`` the fastest
+    core of the platform: minus the stretch of the job's service time over the best possible
+    one, since a job runs at its slowest core's speed (0 for an ideal placement, -0.1 for a
+    job on 4.0 GFLOPS cores where 4.4 exist). CuSH rewards its policy selector with minus
+    the service time; this is that, per unit of ideal service time, known at placement."""
+    peak = pool.core_peak
+    slowest = min(peak[c] for c in alloc)
+    fastest = pool._peak_arr.max()
+    return 0.0 if slowest <= 0.0 else float(1.0 - fastest / slowest)
 
 
 class _ObservedCluster:
@@ -114,6 +138,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         queue_slots: visible queued jobs ``Q`` (action space ``Discrete(Q + 1)``).
         core_policy: the resource manager's core policy that places chosen jobs.
         backfill: EASY-backfill the visible queue around a chosen job that does not fit.
+        policies: core policies of the optional second step (CuSH's policy selector): the
+            action becomes ``(slot, p)`` and the chosen job is placed by ``policies[p]``;
+            jobs backfilled around a reserved one are still placed by ``core_policy``.
+            None (default): one step, every chosen job placed by ``core_policy``.
+        log_features: append per job ``log(1 + wait) / log(1 + max_time)``, the same for the
+            requested time, and ``log(1 + res) / log(1 + max_core)`` (clipped to 1): a trace's
+            requested times span seconds to days, and the linear features squash all short
+            jobs near 0.
     """
 
     def __init__(
@@ -130,15 +162,35 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         queue_slots: int = DEFAULT_SLOTS,
         core_policy: str = "high_gflops",
         backfill: bool = False,
+        policies: Sequence[str] | None = None,
+        log_features: bool = False,
     ) -> None:
         if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
             raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
-        if core_policy not in CORE_POLICIES:
+        if core_policy not in PLACEMENT_POLICIES:
             raise ValueError(
-                f"unknown core policy {core_policy!r}; expected one of {', '.join(CORE_POLICIES)}"
+                f"unknown core policy {core_policy!r}; expected one of "
+                f"{', '.join(PLACEMENT_POLICIES)}"
             )
+        if policies is not None:
+            policies = tuple(policies)
+            if not policies or isinstance(policies, str):
+                raise ValueError("policies must be a non-empty list of core policy names")
+            for name in policies:
+                if name not in PLACEMENT_POLICIES:
+                    raise ValueError(
+                        f"unknown core policy {name!r} in policies; expected one of "
+                        f"{', '.join(PLACEMENT_POLICIES)}"
+                    )
+            if len(set(policies)) != len(policies):
+                raise ValueError(f"policies lists a core policy twice: {list(policies)}")
+        #: The second step's core policies (None: one step).
+        self.policies: tuple[str, ...] | None = policies
         self.queue_slots = queue_slots
         self.core_policy = core_policy
+        self.log_features = bool(log_features)
+        #: Features per visible job (the observation's per-slot width).
+        self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
         super().__init__(
             options,
@@ -158,9 +210,13 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             dtype=float,
         )
         self._scale[self._scale <= 0] = 1.0
-        size = queue_slots * len(JOB_FEATURES) + 2 * self._cluster.nb_types + 1
+        self._log_scale = np.log1p(self._scale[[0, 0, 2]])
+        size = queue_slots * self.job_width + 2 * self._cluster.nb_types + 1
         self.observation_space = spaces.Box(0.0, 1.0, (size,), np.float32)
-        self.action_space = spaces.Discrete(queue_slots + 1)
+        if policies is None:
+            self.action_space = spaces.Discrete(queue_slots + 1)
+        else:
+            self.action_space = spaces.MultiDiscrete([queue_slots + 1, len(policies)])
         self._nb_actions = queue_slots + 1
         self.do_nothing = queue_slots
         self._obs = np.zeros(size, dtype=np.float32)
@@ -169,6 +225,9 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._started: list[JobRecord] = []
         #: Masked actions received this episode (each played as described in :meth:`step`).
         self.invalid_actions = 0
+        #: Second step of the last step: policy index (-1: none) and its reward.
+        self._policy = -1
+        self._policy_reward = 0.0
 
     # --- shared machinery: the parent's reset builds the observer through this ------------
     def _make_observer(self, manager: Any) -> Any:
@@ -204,13 +263,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             raise SimulationError("step() before reset()")
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
-        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-            action = action.reshape(())[()]
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise SimulationError(f"action {action!r} is not an integer")
-        action = int(action)
-        if not 0 <= action < self._nb_actions:
-            raise SimulationError(f"action {action} is outside 0..{self._nb_actions - 1}")
+        action, policy = self._parse(action)
         mask = self.action_masks()
         if not mask[action]:
             # A masked choice (an agent that ignores masks): do nothing, or, when that is
@@ -221,25 +274,64 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         assert meter is not None
         meter.start()
         self.manager.nb_decisions += 1
+        self._policy, self._policy_reward = -1, 0.0
         if action == self.do_nothing:
             self._proceed()
         else:
             job = self._visible[action]
-            if not self.manager.start_job(job, self.core_policy):
+            core_policy = self.core_policy
+            if self.policies is not None:
+                allowed = self._policy_row(action)
+                if not allowed[policy]:
+                    self.invalid_actions += 1
+                    policy = int(np.flatnonzero(allowed)[0])
+                core_policy = self.policies[policy]
+                self._policy = policy
+            if not self.manager.start_job(job, core_policy):
                 assert self.backfill, "a masked-in job must fit"
-                self._wait_for(job)
+                self._wait_for(job, core_policy)
             self._started.append(job)
+            if self.policies is not None:
+                self._policy_reward = placement_reward(self.manager.pool, job.alloc)
+                if self.service_time is not None:  # CuSH: minus the locality penalty p_j / t_j
+                    self._policy_reward -= self.service_time.penalty(
+                        job.workload_type, job.alloc, job.gpu_alloc
+                    )
         self._settle()
         self._reward = float(meter.reward())
         self.steps += 1
         self.total_reward += self._reward
         return self._obs.copy(), self._reward, self._done, False, self.info()
 
+    def _parse(self, action: Any) -> tuple[int, int]:
+        """``(slot, policy index)`` from an integer (one step) or a pair (two steps)."""
+        if self.policies is None:
+            if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+                action = action.reshape(())[()]
+            pair = (action, 0)
+        else:
+            values = np.asarray(action)
+            if values.shape != (2,):
+                raise SimulationError(
+                    f"action {action!r} is not a pair (slot, policy index): the environment "
+                    f"has two steps (policies={list(self.policies)})"
+                )
+            pair = tuple(values.tolist())
+        for value in pair:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise SimulationError(f"action {action!r} is not an integer")
+        slot, policy = int(pair[0]), int(pair[1])
+        if not 0 <= slot < self._nb_actions:
+            raise SimulationError(f"action {slot} is outside 0..{self._nb_actions - 1}")
+        if self.policies is not None and not 0 <= policy < len(self.policies):
+            raise SimulationError(f"policy index {policy} is outside 0..{len(self.policies) - 1}")
+        return slot, policy
+
     # --- simulation ---------------------------------------------------------------------
     def _decisions(self) -> list[Decision]:
         """Everything owed to the simulator: rejections, P-states, then the started jobs."""
         decisions = self.manager.flush()
-        decisions.extend(ExecuteJob(job.id, job.alloc) for job in self._started)
+        decisions.extend(ExecuteJob(job.id, job.alloc, job.gpu_alloc) for job in self._started)
         self._started = []
         return decisions
 
@@ -247,15 +339,16 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Send what is owed and run to the next decision point (or the end)."""
         self._done = not self._run(self._decisions())
 
-    def _wait_for(self, job: JobRecord) -> None:
-        """Backfill around ``job`` at each event until it can start, then start it."""
+    def _wait_for(self, job: JobRecord, core_policy: str) -> None:
+        """Backfill around ``job`` at each event until it can start, then start it (placed
+        by ``core_policy``)."""
         manager = self.manager
         while True:
             self._backfill_around(job)
             self._proceed()
             if self._done:
                 raise SimulationError(f"the simulation ended while job {job.id} was reserved")
-            if manager.start_job(job, self.core_policy):
+            if manager.start_job(job, core_policy):
                 return
 
     def _backfill_around(self, head: JobRecord) -> None:
@@ -272,7 +365,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             in_time = now + job.req_time <= shadow
             if not in_time and job.res > extra:
                 continue
-            if manager.fits_now(job.res, job.mem) and manager.start_job(job, self.core_policy):
+            fits = manager.fits_now(job.res, job.mem, job.gpus)
+            if fits and manager.start_job(job, self.core_policy):
                 self._started.append(job)
                 if not in_time:
                     extra -= job.res
@@ -297,7 +391,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):
-            fits[i] = manager.fits_now(job.res, job.mem)
+            fits[i] = manager.fits_now(job.res, job.mem, job.gpus)
 
     # --- masks and reporting ------------------------------------------------------------
     @property
@@ -309,7 +403,25 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """The parent's counters, plus the masked actions received this episode."""
         info = super().info()
         info["invalid_actions"] = getattr(self, "invalid_actions", 0)
+        if getattr(self, "policies", None) is not None:
+            info["policy"] = self._policy
+            info["policy_reward"] = self._policy_reward
+            info["policy_mask"] = self.policy_masks()
         return info
+
+    def policy_masks(self) -> np.ndarray:
+        """The second step's mask, ``queue_slots x P``: row ``i`` tells which policies may
+        place the job in slot ``i``. Every core policy places any job that fits (cores and
+        per-node memory are tested the same way for all, :meth:`~hdeeprm.decision.
+        WorkloadManager.fits_now`), so a row is the slot's first-step mask for every policy:
+        all True for a job that may be chosen, all False for an empty or masked slot."""
+        if self.policies is None:
+            raise SimulationError("policy_masks(): this environment has one step (policies=None)")
+        slots = self.action_masks()[: self.queue_slots]
+        return np.repeat(slots[:, None], len(self.policies), axis=1)
+
+    def _policy_row(self, slot: int) -> np.ndarray:
+        return self.policy_masks()[slot]
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and
@@ -340,25 +452,25 @@ class _Observer:
     @property
     def size(self) -> int:
         env = self.env
-        return env.queue_slots * len(JOB_FEATURES) + 2 * env._cluster.nb_types + 1
+        return env.queue_slots * env.job_width + 2 * env._cluster.nb_types + 1
 
     def build(self) -> np.ndarray:
         env = self.env
-        slots, width = env.queue_slots, len(JOB_FEATURES)
+        slots, width = env.queue_slots, env.job_width
         obs = np.zeros(slots * width + 2 * env._cluster.nb_types + 1, dtype=np.float32)
         visible = env._visible
         if visible:
             now = env.manager.now
             n = len(visible)
             raw = np.array(
-                [
-                    (now - j.subtime, j.req_time, j.res, j.mem, j.mem_bw)
-                    for j in visible
-                ],
+                [(now - j.subtime, j.req_time, j.res, j.mem, j.mem_bw) for j in visible],
                 dtype=float,
             )
-            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block = obs[: slots * width].reshape(slots, width)
+            if env.log_features:
+                logs = np.log1p(np.maximum(raw[:, [0, 1, 2]], 0.0)) / env._log_scale
+                block[:n, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block[:n, :5] = raw
             block[:n, 5] = env._fits[:n]
         cluster = env._cluster.features()

@@ -33,6 +33,10 @@ then 2 per type     per processor type (same cores, GFLOPS, bandwidth and power;
                     memory bandwidth / bandwidth of the type (0 when over-subscribed)
 ==================  =========================================================================
 
+On a platform with GPUs every type above ends with one more value per node type that has GPUs
+(in order of first appearance): the free fraction of that type's GPUs. GPU-less platforms keep
+the sizes above.
+
 Quartiles use linear interpolation between order statistics (NumPy's default). An empty queue
 gives 0 for all 20 statistics. A limit of 0 (no job of the workload asks for that resource)
 gives 0; values above the limit (an infinite requested time, say) are clipped to 1.
@@ -69,18 +73,23 @@ QUEUE_LENGTH_SCALE = 10_000
 
 
 def observation_size(
-    kind: str, nb_nodes: int, nb_processors: int, nb_cores: int, nb_types: int = 0
+    kind: str,
+    nb_nodes: int,
+    nb_processors: int,
+    nb_cores: int,
+    nb_types: int = 0,
+    nb_gpu_types: int = 0,
 ) -> int:
     """Length of an observation of type ``kind`` for a platform of that size (``nb_types``:
-    processor types, for ``queue``)."""
+    processor types, for ``queue``; ``nb_gpu_types``: node types with GPUs, for every type)."""
     if kind == "minimal":
-        return QUEUE_FEATURES
+        return QUEUE_FEATURES + nb_gpu_types
     if kind == "queue":
-        return QUEUE_FEATURES + 1 + HEAD_JOBS * HEAD_FEATURES + 2 * nb_types
+        return QUEUE_FEATURES + 1 + HEAD_JOBS * HEAD_FEATURES + 2 * nb_types + nb_gpu_types
     if kind == "small":
-        return QUEUE_FEATURES + nb_nodes + nb_processors
+        return QUEUE_FEATURES + nb_nodes + nb_processors + nb_gpu_types
     if kind == "normal":
-        return QUEUE_FEATURES + nb_nodes + nb_processors + 3 * nb_cores
+        return QUEUE_FEATURES + nb_nodes + nb_processors + 3 * nb_cores + nb_gpu_types
     raise ValueError(f"unknown observation type {kind!r}; expected minimal, queue, small or normal")
 
 
@@ -189,7 +198,10 @@ class ObservationBuilder:
             len(pool.proc_mem_bw),
             pool.nb_cores,
             len(self.type_procs),
+            len(manager.gpu_pool.types),
         )
+        #: Whether the GPU features are appended (only on platforms with GPUs).
+        self._gpus = bool(manager.gpu_pool.types)
         self._type_cores = [sum(len(pool.proc_cores[p]) for p in ps) for ps in self.type_procs]
         self._type_bw = [math.fsum(pool.proc_mem_bw[p] for p in ps) for ps in self.type_procs]
         self._log_time = math.log1p(limits.max_time) if 0 < limits.max_time < math.inf else 0.0
@@ -221,9 +233,13 @@ class ObservationBuilder:
         if update:
             self.previous_queue = n
         if self.kind == "minimal":
+            if self._gpus:
+                stats.extend(manager.gpu_pool.free_by_type().tolist())
             return np.array(stats, dtype=np.float32)
         if self.kind == "queue":
             stats.extend(self._queue_part(n))
+            if self._gpus:
+                stats.extend(manager.gpu_pool.free_by_type().tolist())
             return np.array(stats, dtype=np.float32)
         out = np.empty(self.size, dtype=np.float64)
         out[:QUEUE_FEATURES] = stats
@@ -246,6 +262,9 @@ class ObservationBuilder:
                 out[at : at + cores] = _SPEED[pstates]
                 out[at + cores : at + 2 * cores] = _POWER[pstates]
                 out[at + 2 * cores : at + 3 * cores] = self._remaining(cores)
+                at += 3 * cores
+            if self._gpus:
+                out[at:] = manager.gpu_pool.free_by_type()
         np.clip(out, 0.0, 1.0, out=out)
         return out.astype(np.float32)
 
@@ -267,7 +286,7 @@ class ObservationBuilder:
                 min(1.0, math.log1p(req) / log_time) if log_time and req < math.inf else 1.0,
                 min(1.0, job.mem / max_mem) if max_mem > 0 else 0.0,
                 min(1.0, job.mem_bw / max_bw) if max_bw > 0 else 0.0,
-                1.0 if manager.fits_now(job.res, job.mem) else 0.0,
+                1.0 if manager.fits_now(job.res, job.mem, job.gpus) else 0.0,
             )
         out += [0.0] * (HEAD_FEATURES * (HEAD_JOBS - len(head)))
         free, demand = pool.proc_free, pool.proc_demand

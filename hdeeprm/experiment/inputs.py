@@ -36,7 +36,7 @@ from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
 from hdeeprm.options import Options
 from hdeeprm.platform import Platform, load_platform
-from hdeeprm.platform.library import shipped_type_file
+from hdeeprm.platform.library import CATEGORIES, shipped_type_file
 from hdeeprm.platform.serialize import hierarchy_to_dict
 from hdeeprm.platform.simgrid import platform_xml as render_platform_xml
 from hdeeprm.workload import (
@@ -85,9 +85,7 @@ class ExperimentInputs:
 
 def _type_library_digest() -> str:
     """Hash of the shipped type library files (a platform derives from them too)."""
-    return "-".join(
-        file_sha256(shipped_type_file(c))[:16] for c in ("node", "processor", "memory", "network")
-    )
+    return "-".join(file_sha256(shipped_type_file(c))[:16] for c in CATEGORIES)
 
 
 def _foreign_file_error(path: Path, why: str, custom: bool) -> InputError:
@@ -306,10 +304,22 @@ def _workload_params(
         }
     elif options.workload_file_path is not None:
         params["trace_sha256"] = file_sha256(options.workload_file_path)
+    if options.gpus_per_task:  # absent when 0: the digests of GPU-less runs are unchanged
+        params["gpus_per_task"] = options.gpus_per_task
     return params
 
 
 def _make_workload(options: Options, platform: Platform, mem_bw_range: tuple[float, float]):
+    result = _convert_or_generate(options, platform, mem_bw_range)
+    if options.gpus_per_task:  # SWF and Lublin jobs request no GPU: the documented mapping
+        for job in result.workload.jobs:
+            job.extra["gpus"] = job.res * options.gpus_per_task
+    return result
+
+
+def _convert_or_generate(
+    options: Options, platform: Platform, mem_bw_range: tuple[float, float]
+):
     nb_cores = len(platform.cores)
     if options.synthetic_workload is not None:
         synth = options.synthetic_workload

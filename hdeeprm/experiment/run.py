@@ -26,6 +26,7 @@ from hdeeprm.simulation import (
     write_outputs,
 )
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
+from hdeeprm.simulation.service_time import ServiceTimeModel
 
 INSIGHTS_FILE = "insights.log"
 OVERUTILIZATION_FILE = "hdeeprm_mem_bw_overutilization.csv"
@@ -266,7 +267,8 @@ def run_classic(
     ensure_dir(out)
     manager = classic_manager(inputs, seed)
     platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
-    engine = Engine(platform, inputs.workload)
+    service_time = ServiceTimeModel.from_settings(inputs.platform, inputs.options.service_time)
+    engine = Engine(platform, inputs.workload, service_time=service_time)
     with insights_log(out, inputs.options.log_level):
         wall = drive(engine, manager, len(inputs.workload.jobs), progress=progress)
         metrics = compute_metrics(engine, manager, wall)

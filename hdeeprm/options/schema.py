@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES
+from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, PLACEMENT_POLICIES
 from hdeeprm.errors import InputError
 from hdeeprm.scheduling.config import SchedulerConfig, parse_scheduler
 from hdeeprm.workload.budget import check_synthetic_size
@@ -171,6 +171,11 @@ class Options:
     use_walltime: bool = False
     #: GB/s per task; ``None``: fitted to the platform (:mod:`hdeeprm.workload.bandwidth`).
     mem_bw_range: tuple[float, float] | None = None
+    #: GPUs per task given to converted and generated jobs (SWF records none; 0: no GPU).
+    gpus_per_task: int = 0
+    #: CuSH's locality penalties ``{"compute": ..., "network": ...}``
+    #: (:mod:`hdeeprm.simulation.service_time`); ``None``: off.
+    service_time: dict[str, float] | None = None
     #: The file these options came from (``None`` when built from a dict).
     source: Path | None = None
 
@@ -271,7 +276,11 @@ TOP_KEYS = (
     "synthetic_workload",
     "use_walltime",
     "mem_bw_range",
+    "gpus_per_task",
+    "service_time",
 )
+#: Fields of the ``service_time`` object and their defaults.
+SERVICE_TIME_FIELDS = {"compute": 0.5, "network": 1.0}
 PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
 EPISODES_KEYS = (
@@ -340,7 +349,7 @@ def _parse_selection(chk: _Checker, value: Any, where: str) -> tuple[tuple[str, 
             if not isinstance(core_policies, list) or not core_policies:
                 raise chk.fail(key_where, "expected a non-empty list of core policies")
             for cindex, core_policy in enumerate(core_policies):
-                chk.choice(core_policy, _join(key_where, cindex), CORE_POLICIES)
+                chk.choice(core_policy, _join(key_where, cindex), PLACEMENT_POLICIES)
                 pair = (job_policy, core_policy)
                 if pair in pairs:
                     raise chk.fail(
@@ -537,6 +546,16 @@ def options_from_json(
         high = chk.number(value[1], "mem_bw_range[1]", low=low)
         mem_bw_range = (low, high)
 
+    gpus_per_task = chk.integer(raw.get("gpus_per_task", 0), "gpus_per_task", 0)
+    service_time = None
+    if "service_time" in raw:
+        sraw = chk.obj(raw["service_time"], "service_time")
+        chk.keys(sraw, "service_time", tuple(SERVICE_TIME_FIELDS))
+        service_time = {
+            name: chk.number(sraw.get(name, default), f"service_time.{name}", low=0.0)
+            for name, default in SERVICE_TIME_FIELDS.items()
+        }
+
     platform_raw = raw["platform_file_path"]
     if not isinstance(platform_raw, str) or not platform_raw:
         raise chk.fail("platform_file_path", "expected the path of a platform JSON file")
@@ -608,6 +627,8 @@ def options_from_json(
         synthetic_workload=synthetic,
         use_walltime=use_walltime,
         mem_bw_range=mem_bw_range,
+        gpus_per_task=gpus_per_task,
+        service_time=service_time,
         source=source,
     )
 

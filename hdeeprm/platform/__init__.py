@@ -21,11 +21,13 @@ from hdeeprm.platform.hierarchy import (
     PSTATE_SPEED_FRACTION,
     Cluster,
     Core,
+    Gpu,
     Node,
     Platform,
     Processor,
 )
 from hdeeprm.platform.library import (
+    GpuType,
     MemoryType,
     NetworkType,
     NodeType,
@@ -61,6 +63,8 @@ __all__ = [
     "PSTATE_SPEED_FRACTION",
     "Cluster",
     "Core",
+    "Gpu",
+    "GpuType",
     "MemoryType",
     "NetworkType",
     "Node",

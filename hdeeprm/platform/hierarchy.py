@@ -1,4 +1,4 @@
-"""The resource hierarchy: platform > cluster > node > processor > core.
+"""The resource hierarchy: platform > cluster > node > processor > core (and node > GPU).
 
 These objects are the *static* description of a cluster: capacities and peak figures derived
 from the type library. Dynamic state (free memory, bandwidth in use, current P-state) belongs to
@@ -80,8 +80,24 @@ class Processor:
 
 
 @dataclass(eq=False, slots=True)
+class Gpu:
+    """An accelerator of a node, allocated whole to one job. GPUs are not Batsim hosts: the
+    decision system accounts for them beside the cores (``platform.gpus[i].id == i``)."""
+
+    id: int
+    type: str
+    node: Node
+    gflops: float  # peak double-precision GFLOPS
+    power: float  # W, sustained
+    memory_gb: float = 0.0
+
+    def __repr__(self) -> str:
+        return f"Gpu(id={self.id}, type={self.type!r}, node={self.node.id})"
+
+
+@dataclass(eq=False, slots=True)
 class Node:
-    """A blade: its processors share its memory capacity."""
+    """A blade: its processors share its memory capacity; its GPUs (if any) are its own."""
 
     id: int
     type: str
@@ -89,6 +105,7 @@ class Node:
     memory_type: str
     memory_gb: float
     processors: list[Processor] = field(default_factory=list)
+    gpus: list[Gpu] = field(default_factory=list)
 
     @property
     def memory_mb(self) -> float:
@@ -125,6 +142,7 @@ class Platform:
     processors: list[Processor] = field(default_factory=list)
     cores: list[Core] = field(default_factory=list)
     global_links: list[dict[str, str]] = field(default_factory=list)
+    gpus: list[Gpu] = field(default_factory=list)
 
     @classmethod
     def from_clusters(
@@ -139,7 +157,13 @@ class Platform:
         nodes = [node for cluster in clusters for node in cluster.nodes]
         processors = [proc for node in nodes for proc in node.processors]
         cores = [core for proc in processors for core in proc.cores]
-        for kind, items in (("node", nodes), ("processor", processors), ("core", cores)):
+        gpus = [gpu for node in nodes for gpu in node.gpus]
+        for kind, items in (
+            ("node", nodes),
+            ("processor", processors),
+            ("core", cores),
+            ("gpu", gpus),
+        ):
             for index, item in enumerate(items):
                 if item.id != index:
                     raise ValueError(
@@ -150,7 +174,7 @@ class Platform:
                 raise ValueError(
                     f"cluster indexes must be 0..n-1; found {cluster.index} at {index}"
                 )
-        return cls(clusters, nodes, processors, cores, list(global_links or []))
+        return cls(clusters, nodes, processors, cores, list(global_links or []), gpus)
 
     @property
     def reference_speed(self) -> float:
@@ -174,8 +198,9 @@ class Platform:
         return math.fsum(proc.power for proc in self.processors)
 
     def summary(self) -> dict[str, float]:
-        """Totals for printing: counts, peak GFLOPS, power, memory and reference speed."""
-        return {
+        """Totals for printing: counts, peak GFLOPS, power, memory and reference speed (and
+        the GPU totals, only for a platform that has GPUs)."""
+        totals = {
             "clusters": len(self.clusters),
             "nodes": len(self.nodes),
             "processors": len(self.processors),
@@ -185,3 +210,8 @@ class Platform:
             "memory_gb": math.fsum(node.memory_gb for node in self.nodes),
             "reference_speed_gflops": self.reference_speed,
         }
+        if self.gpus:
+            totals["gpus"] = len(self.gpus)
+            totals["gpu_peak_gflops"] = math.fsum(gpu.gflops for gpu in self.gpus)
+            totals["gpu_power_w"] = math.fsum(gpu.power for gpu in self.gpus)
+        return totals

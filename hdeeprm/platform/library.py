@@ -37,7 +37,7 @@ from hdeeprm.platform._validate import (
 )
 
 #: Library categories, the file that ships each one, and the ``types`` key that extends it.
-CATEGORIES: tuple[str, ...] = ("node", "processor", "memory", "network")
+CATEGORIES: tuple[str, ...] = ("node", "processor", "memory", "network", "gpu")
 #: Device kinds a processor type may declare (all are modelled alike: peak flops and bandwidth).
 PROCESSOR_KINDS: tuple[str, ...] = ("CPU", "GPU", "MIC", "FPGA")
 
@@ -63,14 +63,27 @@ class ProcessorType:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuType:
+    """An accelerator model: allocated whole to one job, outside the Batsim cores."""
+
+    name: str
+    id: str
+    gflops: float  # peak double-precision GFLOPS of the whole device
+    power: float  # W, sustained
+    memory: float  # GB of device memory (informational)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeType:
-    """A blade: its processors (type name, count) and its memory (type name, GB)."""
+    """A blade: its processors (type name, count), its memory (type name, GB) and its GPUs
+    (type name, count; none on every shipped CPU node)."""
 
     name: str
     id: str
     processors: tuple[tuple[str, int], ...]
     memory_type: str
     memory_capacity: float  # GB
+    gpus: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +133,38 @@ def _processor(name: str, raw: Any, path: PathLike, where: str) -> ProcessorType
     )
 
 
+def _gpu(name: str, raw: Any, path: PathLike, where: str) -> GpuType:
+    expect_object(raw, path, where, ("gflops", "power"), ("memory", "id"))
+    memory = 0.0
+    if "memory" in raw:
+        memory = expect_number(raw["memory"], path, child(where, "memory"), positive=False)
+    return GpuType(
+        name=name,
+        id=expect_str(raw.get("id", name), path, child(where, "id")),
+        gflops=expect_number(raw["gflops"], path, child(where, "gflops")),
+        power=expect_number(raw["power"], path, child(where, "power")),
+        memory=memory,
+    )
+
+
+def _node_gpus(raw: Any, path: PathLike, where: str) -> tuple[tuple[str, int], ...]:
+    """A node's ``gpus``: a list of ``{type, number}`` (or one such object)."""
+    entries = [raw] if isinstance(raw, dict) else expect_list(raw, path, where, allow_empty=True)
+    gpus = []
+    for i, entry in enumerate(entries):
+        entry_where = where if isinstance(raw, dict) else child(where, i)
+        expect_object(entry, path, entry_where, ("type", "number"))
+        gpus.append(
+            (
+                expect_str(entry["type"], path, child(entry_where, "type")),
+                expect_int(entry["number"], path, child(entry_where, "number")),
+            )
+        )
+    return tuple(gpus)
+
+
 def _node(name: str, raw: Any, path: PathLike, where: str) -> NodeType:
-    expect_object(raw, path, where, ("processors", "memory"), ("id",))
+    expect_object(raw, path, where, ("processors", "memory"), ("id", "gpus"))
     procs_where = child(where, "processors")
     processors = []
     for i, entry in enumerate(expect_list(raw["processors"], path, procs_where)):
@@ -141,6 +184,7 @@ def _node(name: str, raw: Any, path: PathLike, where: str) -> NodeType:
         processors=tuple(processors),
         memory_type=expect_str(memory["type"], path, child(mem_where, "type")),
         memory_capacity=expect_number(memory["capacity"], path, child(mem_where, "capacity")),
+        gpus=_node_gpus(raw["gpus"], path, child(where, "gpus")) if "gpus" in raw else (),
     )
 
 
@@ -156,7 +200,13 @@ def _network(name: str, raw: Any, path: PathLike, where: str) -> NetworkType:
     return NetworkType(name, raw["bandwidth"], parse_bandwidth(raw["bandwidth"], path, bw_where))
 
 
-_PARSERS = {"node": _node, "processor": _processor, "memory": _memory, "network": _network}
+_PARSERS = {
+    "node": _node,
+    "processor": _processor,
+    "memory": _memory,
+    "network": _network,
+    "gpu": _gpu,
+}
 
 
 def _parse_category(category: str, raw: Any, path: PathLike, where: str) -> dict[str, Any]:
@@ -177,13 +227,13 @@ def _parse_category(category: str, raw: Any, path: PathLike, where: str) -> dict
 
 
 class TypeLibrary:
-    """Validated node, processor, memory and network types, with cross references checked.
+    """Validated node, processor, memory, network and GPU types, cross references checked.
 
     Use :meth:`shipped` for the library in ``hdeeprm/data`` and :meth:`extended` to overlay a
     platform file's inline ``"types"``. Instances are immutable.
     """
 
-    __slots__ = ("nodes", "processors", "memories", "networks", "_sources")
+    __slots__ = ("nodes", "processors", "memories", "networks", "gpus", "_sources")
 
     def __init__(
         self,
@@ -192,11 +242,13 @@ class TypeLibrary:
         memories: Mapping[str, MemoryType],
         networks: Mapping[str, NetworkType],
         sources: Mapping[tuple[str, str], tuple[PathLike, str]] | None = None,
+        gpus: Mapping[str, GpuType] | None = None,
     ) -> None:
         self.nodes: Mapping[str, NodeType] = MappingProxyType(dict(nodes))
         self.processors: Mapping[str, ProcessorType] = MappingProxyType(dict(processors))
         self.memories: Mapping[str, MemoryType] = MappingProxyType(dict(memories))
         self.networks: Mapping[str, NetworkType] = MappingProxyType(dict(networks))
+        self.gpus: Mapping[str, GpuType] = MappingProxyType(dict(gpus or {}))
         # (category, name) -> (file, JSON path) where the entry was defined, for messages.
         self._sources = dict(sources or {})
         self._check_references(self.nodes)
@@ -204,7 +256,8 @@ class TypeLibrary:
     def __repr__(self) -> str:
         return (
             f"TypeLibrary(nodes={len(self.nodes)}, processors={len(self.processors)}, "
-            f"memories={len(self.memories)}, networks={len(self.networks)})"
+            f"memories={len(self.memories)}, networks={len(self.networks)}, "
+            f"gpus={len(self.gpus)})"
         )
 
     # --- construction ---------------------------------------------------------------------
@@ -220,9 +273,13 @@ class TypeLibrary:
         processor: str | os.PathLike[str],
         memory: str | os.PathLike[str],
         network: str | os.PathLike[str],
+        gpu: str | os.PathLike[str] | None = None,
     ) -> TypeLibrary:
-        """Load a library from four type files (same format as the shipped ones)."""
+        """Load a library from the type files (same format as the shipped ones); the GPU file
+        is optional (no GPU types without it)."""
         files = {"node": node, "processor": processor, "memory": memory, "network": network}
+        if gpu is not None:
+            files["gpu"] = gpu
         parsed: dict[str, dict[str, Any]] = {}
         sources: dict[tuple[str, str], tuple[PathLike, str]] = {}
         for category, file in files.items():
@@ -230,7 +287,12 @@ class TypeLibrary:
             for name in parsed[category]:
                 sources[(category, name)] = (os.fspath(file), child("", name))
         return cls(
-            parsed["node"], parsed["processor"], parsed["memory"], parsed["network"], sources
+            parsed["node"],
+            parsed["processor"],
+            parsed["memory"],
+            parsed["network"],
+            sources,
+            parsed.get("gpu"),
         )
 
     def extended(self, raw_types: Any, path: PathLike = None, where: str = "types") -> TypeLibrary:
@@ -241,6 +303,7 @@ class TypeLibrary:
             "processor": dict(self.processors),
             "memory": dict(self.memories),
             "network": dict(self.networks),
+            "gpu": dict(self.gpus),
         }
         sources = dict(self._sources)
         for category in CATEGORIES:
@@ -252,7 +315,12 @@ class TypeLibrary:
             for name in entries:
                 sources[(category, name)] = (path, child(cat_where, name))
         return TypeLibrary(
-            merged["node"], merged["processor"], merged["memory"], merged["network"], sources
+            merged["node"],
+            merged["processor"],
+            merged["memory"],
+            merged["network"],
+            sources,
+            merged["gpu"],
         )
 
     # --- look-ups -------------------------------------------------------------------------
@@ -281,6 +349,10 @@ class TypeLibrary:
             if node.memory_type not in self.memories:
                 mem_where = child(child(where, "memory"), "type")
                 unknown_name("memory", node.memory_type, self.memories, path, mem_where)
+            for i, (gpu_name, _number) in enumerate(node.gpus):
+                if gpu_name not in self.gpus:
+                    gpu_where = child(child(child(where, "gpus"), i), "type")
+                    unknown_name("GPU", gpu_name, self.gpus, path, gpu_where)
 
 
 def shipped_type_file(category: str) -> str:
@@ -297,4 +369,5 @@ def _shipped_library() -> TypeLibrary:
         shipped_type_file("processor"),
         shipped_type_file("memory"),
         shipped_type_file("network"),
+        shipped_type_file("gpu"),
     )

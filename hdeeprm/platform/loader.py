@@ -29,7 +29,7 @@ from hdeeprm.platform._validate import (
     load_json,
     parse_latency,
 )
-from hdeeprm.platform.hierarchy import Cluster, Core, Node, Platform, Processor
+from hdeeprm.platform.hierarchy import Cluster, Core, Gpu, Node, Platform, Processor
 from hdeeprm.platform.library import NodeType, TypeLibrary
 
 #: Prefix of core host names in ``platform.xml``; the id follows, zero-padded.
@@ -106,7 +106,7 @@ def platform_from_json(
     # Pass 2: build the hierarchy with ids in file order.
     width = core_name_width(total_cores)
     clusters: list[Cluster] = []
-    node_id = proc_id = core_id = 0
+    node_id = proc_id = core_id = gpu_id = 0
     for c_index, (c_id, node_specs, links) in enumerate(cluster_specs):
         cluster = Cluster(index=c_index, id=c_id, local_links=links)
         clusters.append(cluster)
@@ -143,6 +143,13 @@ def platform_from_json(
                             for i in range(core_id, core_id + ptype.cores)
                         ]
                         core_id += ptype.cores
+                for g_name, g_number in node_type.gpus:
+                    gtype = lib.gpus[g_name]
+                    for _ in range(g_number):
+                        node.gpus.append(
+                            Gpu(gpu_id, g_name, node, gtype.gflops, gtype.power, gtype.memory)
+                        )
+                        gpu_id += 1
     return Platform.from_clusters(clusters, global_links)
 
 

@@ -9,8 +9,12 @@ ids, names, types and figures), without needing the type library. Layout::
                    "nodes": [{"id", "type", "memory_type", "memory_gb",
                               "processors": [{"id", "type", "kind", "uarch", "clock_rate",
                                               "dpflops_per_cycle", "mem_bw", "llc_size",
-                                              "power", "cores": [{"id", "name"}]}]}]}],
+                                              "power", "cores": [{"id", "name"}]}],
+                              "gpus": [{"id", "type", "gflops", "power", "memory_gb"}]}]}],
      "summary": {...totals, informational, ignored on load...}}
+
+A node's ``"gpus"`` key is written only when it has GPUs, so the files of GPU-less platforms
+are unchanged.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from hdeeprm.platform._validate import (
     parse_bandwidth,
     parse_latency,
 )
-from hdeeprm.platform.hierarchy import Cluster, Core, Node, Platform, Processor
+from hdeeprm.platform.hierarchy import Cluster, Core, Gpu, Node, Platform, Processor
 
 FORMAT = "hdeeprm-hierarchy"
 VERSION = 1
@@ -67,6 +71,7 @@ def hierarchy_to_dict(platform: Platform) -> dict[str, Any]:
                             }
                             for proc in node.processors
                         ],
+                        **_gpus_dict(node),
                     }
                     for node in cluster.nodes
                 ],
@@ -74,6 +79,23 @@ def hierarchy_to_dict(platform: Platform) -> dict[str, Any]:
             for cluster in platform.clusters
         ],
         "summary": platform.summary(),
+    }
+
+
+def _gpus_dict(node: Node) -> dict[str, Any]:
+    if not node.gpus:
+        return {}
+    return {
+        "gpus": [
+            {
+                "id": g.id,
+                "type": g.type,
+                "gflops": g.gflops,
+                "power": g.power,
+                "memory_gb": g.memory_gb,
+            }
+            for g in node.gpus
+        ]
     }
 
 
@@ -96,7 +118,7 @@ def hierarchy_from_dict(raw: Any, path: PathLike = None) -> Platform:
         raise InputError(
             f"unsupported version {raw['version']!r}; expected {VERSION}", path, "version"
         )
-    counters = {"node": 0, "processor": 0, "core": 0}
+    counters = {"node": 0, "processor": 0, "core": 0, "gpu": 0}
 
     def next_id(kind: str, value: Any, where: str) -> int:
         number = expect_int(value, path, where, minimum=0)
@@ -119,7 +141,11 @@ def hierarchy_from_dict(raw: Any, path: PathLike = None) -> Platform:
         for n_index, n_raw in enumerate(expect_list(c_raw["nodes"], path, nodes_where)):
             n_where = child(nodes_where, n_index)
             expect_object(
-                n_raw, path, n_where, ("id", "type", "memory_type", "memory_gb", "processors")
+                n_raw,
+                path,
+                n_where,
+                ("id", "type", "memory_type", "memory_gb", "processors"),
+                ("gpus",),
             )
             node = Node(
                 id=next_id("node", n_raw["id"], child(n_where, "id")),
@@ -160,6 +186,24 @@ def hierarchy_from_dict(raw: Any, path: PathLike = None) -> Platform:
                     core_id = next_id("core", k_raw["id"], child(k_where, "id"))
                     name = expect_str(k_raw["name"], path, child(k_where, "name"))
                     proc.cores.append(Core(core_id, name, proc))
+            gpus_where = child(n_where, "gpus")
+            for g_index, g_raw in enumerate(
+                expect_list(n_raw.get("gpus", []), path, gpus_where, allow_empty=True)
+            ):
+                g_where = child(gpus_where, g_index)
+                expect_object(g_raw, path, g_where, ("id", "type", "gflops", "power", "memory_gb"))
+                node.gpus.append(
+                    Gpu(
+                        id=next_id("gpu", g_raw["id"], child(g_where, "id")),
+                        type=expect_str(g_raw["type"], path, child(g_where, "type")),
+                        node=node,
+                        gflops=expect_number(g_raw["gflops"], path, child(g_where, "gflops")),
+                        power=expect_number(g_raw["power"], path, child(g_where, "power")),
+                        memory_gb=expect_number(
+                            g_raw["memory_gb"], path, child(g_where, "memory_gb"), positive=False
+                        ),
+                    )
+                )
     global_links = _links(raw["global_links"], path, "global_links")
     return Platform.from_clusters(clusters, global_links)
 

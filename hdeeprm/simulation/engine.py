@@ -76,6 +76,7 @@ from hdeeprm.simulation.events import (
     SetResourceState,
 )
 from hdeeprm.simulation.platform_xml import SimPlatform
+from hdeeprm.simulation.service_time import ServiceTimeModel
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 # --- job states (Batsim's names) ------------------------------------------------------------
@@ -176,6 +177,8 @@ class SimJob(JobView):
         "_power",
         "_e_last",
         "_kill_requested",
+        "gpus",
+        "service_factor",
     )
 
     def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
@@ -197,6 +200,10 @@ class SimJob(JobView):
         self._power = 0.0  # watts drawn by the job's hosts
         self._e_last = 0.0
         self._kill_requested = False
+        #: GPU ids it got (hdeeprm's GPU model) and what the service-time model multiplied
+        #: its work by (1.0 without a model).
+        self.gpus: tuple[int, ...] = ()
+        self.service_factor = 1.0
 
     def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
         """Restore a pickled job (environments sent to subprocesses), its state being the
@@ -260,6 +267,9 @@ class Engine:
         strict_allocation_size: reject an ``ExecuteJob`` whose allocation size differs from
             the job's ``res`` (except ``parallel_homogeneous_total``), as Batsim does when no
             custom mapping is given. Off by default: any non-empty allocation is accepted.
+        service_time: a :class:`~hdeeprm.simulation.service_time.ServiceTimeModel`: each job
+            with a ``workload_type`` has its work multiplied by the model's factor for its
+            allocation (cores and GPUs). ``None`` (default): durations as the profiles say.
     """
 
     def __init__(
@@ -269,6 +279,7 @@ class Engine:
         *,
         trace: bool = True,
         strict_allocation_size: bool = False,
+        service_time: ServiceTimeModel | None = None,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -287,6 +298,10 @@ class Engine:
         self.workloads: list[Workload] = list(workloads)
         self._trace = trace
         self._strict = strict_allocation_size
+        self._service_time = service_time
+        #: Busy GPU ids and their jobs (GPUs are not hosts: the engine only checks that no GPU
+        #: serves two jobs at once and records who had which).
+        self._gpu_job: dict[int, SimJob] = {}
 
         hosts = platform.hosts
         self._n = len(hosts)
@@ -449,6 +464,16 @@ class Engine:
         self._check_running()
         self._apply(decisions)
         return self._next_message()
+
+    def apply(self, decisions: Sequence[Decision]) -> None:
+        """Apply ``decisions`` at ``now`` without advancing; ``proceed(())`` advances later.
+
+        For a bridge that hands one instant's events out in several messages (Batsim's
+        timing, ``hdeeprm.protocol.batsim_timing``): the replies to the first ones take
+        effect at once, as in :meth:`proceed`.
+        """
+        self._check_running()
+        self._apply(decisions)
 
     def proceed_timed(
         self, decisions: Sequence[tuple[float, Decision]], ready_at: float
@@ -666,9 +691,25 @@ class Engine:
             raise SimulationError(
                 f"EXECUTE_JOB: job {job.id!r} requested {job.spec.res} hosts, got {len(alloc)}"
             )
+        if decision.gpus:
+            self._take_gpus(job, decision.gpus)
         # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
         # float sums over a job's hosts do not depend on the order a decision listed them in.
         self._start(job, tuple(sorted(alloc)))
+
+    def _take_gpus(self, job: SimJob, gpus: Sequence[int]) -> None:
+        ids = tuple(sorted(_host_ids(gpus, "EXECUTE_JOB")))
+        if len(set(ids)) != len(ids):
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate GPUs in {ids}")
+        for gpu in ids:
+            other = self._gpu_job.get(gpu)
+            if other is not None:
+                raise SimulationError(
+                    f"EXECUTE_JOB: job {job.id!r}: GPU {gpu} is busy running job {other.id!r}"
+                )
+        for gpu in ids:
+            self._gpu_job[gpu] = job
+        job.gpus = ids
 
     def _start(self, job: SimJob, alloc: tuple[int, ...]) -> None:
         now = self._now
@@ -711,6 +752,11 @@ class Engine:
                 work /= len(alloc)
             speed = self._cur_speed
             rate = min([speed[h] for h in alloc])
+        model = self._service_time
+        if model is not None and job.spec.extra:
+            factor = model.factor(job.spec.workload_type, alloc, job.gpus)
+            job.service_factor = factor
+            work *= factor
         job._total = work
         job._work = work
         job._rate = rate
@@ -774,6 +820,9 @@ class Engine:
         state_since = self._state_since
         delta = 0.0
         busy_closed = 0.0
+        if job.gpus:
+            for gpu in job.gpus:
+                del self._gpu_job[gpu]
         for host in job.alloc:
             host_job[host] = None
             full = cur_full[host]
@@ -918,28 +967,33 @@ class Engine:
         d_wattmin = 0.0
         # The float operations of one host at a time, in host order (results bit for bit).
         for host in hosts:
-            new_idle = idle_s[host]
             old_idle = cur_idle[host]
+            new_idle = idle_s[host]
             job = host_job[host]
             if job is None:
+                # An idle host: power and wattmin both change by its idle watts.
                 host_energy[host] += old_idle * (now - host_since[host])
-                d_power += new_idle - old_idle
+                change = new_idle - old_idle
+                d_power += change
+                d_wattmin += change
+                cur_full[host] = full_s[host]
             else:
                 old_p = cur_full[host]
                 new_full = full_s[host]
-                job.energy += job._power * (now - job._e_last)
-                job._e_last = now
+                if job._e_last != now:  # once per job and instant (later: adds 0 J)
+                    job.energy += job._power * (now - job._e_last)
+                    job._e_last = now
                 job._power += new_full - old_p
-                if speed_s[host] != cur_speed[host] and not job._delay:
+                if not job._delay and speed_s[host] != cur_speed[host]:
                     dirty[job] = None
                 host_energy[host] += old_p * (now - host_since[host])
                 d_power += new_full - old_p
+                d_wattmin += new_idle - old_idle
+                cur_full[host] = new_full
             host_since[host] = now
-            d_wattmin += new_idle - old_idle
             pstate[host] = state
             cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle
-            cur_full[host] = full_s[host]
         self._power += d_power
         self._wattmin += d_wattmin
         if self._trace:

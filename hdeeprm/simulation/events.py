@@ -86,6 +86,9 @@ class ExecuteJob:
 
     job_id: str
     alloc: Sequence[int]
+    #: GPU ids the job got (hdeeprm's GPU model; not part of Batsim's protocol, which has no
+    #: GPUs): recorded in ``out_gpus.csv`` and read by the service-time model.
+    gpus: Sequence[int] = ()
 
 
 @dataclass(slots=True, frozen=True)

@@ -164,6 +164,35 @@ def jobs_csv(engine: Engine, *, energy: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Columns of ``out_gpus.csv`` (hdeeprm's own file: Batsim has no GPUs).
+GPUS_COLUMNS = ("job_id", "workload_name", "nb_gpus", "allocated_gpus", "service_factor")
+
+
+def has_gpu_information(engine: Engine) -> bool:
+    """Whether some ended job got GPUs or had its duration changed by the service-time model
+    (only then is ``out_gpus.csv`` written, so GPU-less runs write the files they always did)."""
+    return any(job.gpus or job.service_factor != 1.0 for job in engine.finished_jobs)
+
+
+def gpus_csv(engine: Engine) -> str:
+    """Text of ``out_gpus.csv``: per ended job, the GPU ids it got (an interval set, like
+    ``allocated_resources``) and the service-time factor its work was multiplied by."""
+    lines = [",".join(GPUS_COLUMNS)]
+    for job in engine.finished_jobs:
+        lines.append(
+            ",".join(
+                [
+                    job.spec.id,
+                    job.workload,
+                    str(len(job.gpus)),
+                    format_interval_set(job.gpus),
+                    repr(job.service_factor),
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
 def schedule_values(
     engine: Engine,
     *,
@@ -288,6 +317,8 @@ def write_outputs(
 ) -> dict[str, Path]:
     """Write the five Batsim output files into ``output_dir``; return their paths by kind.
 
+    A run in which some job got GPUs or a service-time factor also gets ``out_gpus.csv``.
+
     The engine must have been built with ``trace=True`` (the default) for the time series.
     ``energy=False`` writes what Batsim writes without ``-E``: jobs' ``consumed_energy`` -1,
     ``consumed_joules`` 0, and neither ``out_pstate_changes.csv`` nor
@@ -308,6 +339,8 @@ def write_outputs(
     if energy:
         texts["pstate_changes"] = pstate_changes_csv(engine)
         texts["consumed_energy"] = consumed_energy_csv(engine)
+    if has_gpu_information(engine):
+        texts["gpus"] = gpus_csv(engine)
     paths: dict[str, Path] = {}
     for kind, text in texts.items():
         path = folder / f"{prefix}{kind}.csv"

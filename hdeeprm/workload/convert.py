@@ -276,6 +276,7 @@ def convert_records(
     name: str = "w0",
     header: list[str] | None = None,
     mem_bw_range: tuple[float, float] = MEM_BW_RANGE,
+    gpus_per_task: int = 0,
 ) -> ConversionResult:
     """Convert SWF records (from a file or a generator) into a Batsim :class:`Workload`.
 
@@ -294,7 +295,12 @@ def convert_records(
         name: workload name.
         header: SWF header lines to pass through in the result.
         mem_bw_range: bounds (GB/s) of the uniform ``mem_bw`` draws.
+        gpus_per_task: SWF records no accelerators; with a positive value every job gets a
+            ``gpus`` field of ``res x gpus_per_task`` (0, the default, writes no field: jobs
+            need no GPU and the workload is unchanged).
     """
+    if isinstance(gpus_per_task, bool) or not isinstance(gpus_per_task, int) or gpus_per_task < 0:
+        raise InputError(f"gpus_per_task must be a non-negative integer, got {gpus_per_task!r}")
     if profile_type not in PROFILE_TYPES:
         raise InputError(
             f"unknown profile_type {profile_type!r}; expected one of " + ", ".join(PROFILE_TYPES)
@@ -344,7 +350,9 @@ def convert_records(
                 jid, profile_type, cpu=job.run_time * flops_per_second, com=0.0, extra=extra
             )
         profiles[jid] = profile
-        job_extra = {"user": job.user} if job.user >= 0 else {}
+        job_extra: dict[str, int] = {"user": job.user} if job.user >= 0 else {}
+        if gpus_per_task:
+            job_extra["gpus"] = job.res * gpus_per_task
         jobs.append(JobSpec(jid, job.submit_time - origin, job.res, jid, extra=job_extra))
     jobs.sort(key=lambda j: j.subtime)
     workload_extra = {
@@ -361,6 +369,8 @@ def convert_records(
             "time_origin": origin,
         },
     }
+    if gpus_per_task:
+        workload_extra["conversion"]["gpus_per_task"] = gpus_per_task  # type: ignore[index]
     workload = Workload(max_cores, jobs, profiles, name, workload_extra)
     return ConversionResult(workload, compute_job_limits(workload), summary, list(header or []))
 
@@ -377,6 +387,7 @@ def convert_swf(
     keep_zero_run_time: bool = False,
     name: str = "w0",
     mem_bw_range: tuple[float, float] = MEM_BW_RANGE,
+    gpus_per_task: int = 0,
 ) -> ConversionResult:
     """Convert an SWF file (plain or gzip) into a Batsim workload; see :func:`convert_records`.
 
@@ -398,6 +409,7 @@ def convert_swf(
         source=path,
         name=name,
         mem_bw_range=mem_bw_range,
+        gpus_per_task=gpus_per_task,
     )
     result.header = list(reader.header)
     return result

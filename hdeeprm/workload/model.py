@@ -6,6 +6,11 @@ simulation engine (which reads them). Field names follow Batsim 4.x: jobs carry 
 type's fields (``delay`` for ``delay``; ``cpu`` and ``com`` for ``parallel_homogeneous`` and
 ``parallel_homogeneous_total``). hdeeprm's extra profile fields (``req_time``, ``req_ops``,
 ``mem``, ``mem_bw``) are kept in :attr:`Profile.extra` and passed through untouched.
+
+Jobs may carry two optional hdeeprm fields (Batsim ignores unknown job fields): ``gpus``, the
+GPUs the job needs in total (a non-negative integer, 0 when absent), and ``workload_type``,
+``"compute"`` or ``"network"`` (CuSH's compute- and network-intensive jobs, read by the
+service-time model; absent: no locality effect). Both are validated when the file is loaded.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from typing import Any
 
 from hdeeprm._jsonfile import read_json
 from hdeeprm.errors import InputError
+
+#: Values of a job's optional ``workload_type`` field (see :mod:`hdeeprm.simulation.service_time`).
+WORKLOAD_TYPES = ("compute", "network")
 
 #: Profile types the embedded engine can execute.
 SUPPORTED_PROFILE_TYPES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total")
@@ -62,6 +70,16 @@ class JobSpec:
     profile: str
     walltime: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs requested in total (hdeeprm extra job field; 0 when absent)."""
+        return int(self.extra.get("gpus", 0))
+
+    @property
+    def workload_type(self) -> str | None:
+        """``"compute"``, ``"network"`` or ``None`` (hdeeprm extra job field)."""
+        return self.extra.get("workload_type")
 
     def to_json(self) -> dict[str, Any]:
         """The Batsim JSON form of this job."""
@@ -140,6 +158,24 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
     )
 
 
+def _check_gpu_fields(extra: dict[str, Any], path: str, where: str) -> None:
+    """Validate a job's optional ``gpus`` and ``workload_type`` fields."""
+    if "gpus" in extra:
+        gpus = extra["gpus"]
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+            raise InputError(
+                f"expected a non-negative integer (GPUs in total), got {gpus!r}",
+                path,
+                f"{where}.gpus",
+            )
+    if "workload_type" in extra and extra["workload_type"] not in WORKLOAD_TYPES:
+        raise InputError(
+            f"expected one of {', '.join(WORKLOAD_TYPES)}, got {extra['workload_type']!r}",
+            path,
+            f"{where}.workload_type",
+        )
+
+
 def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
     """Load and validate a Batsim workload JSON file.
 
@@ -203,6 +239,7 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
             for k, v in jraw.items()
             if k not in ("id", "subtime", "res", "profile", "walltime")
         }
+        _check_gpu_fields(extra, path, where)
         jobs.append(
             JobSpec(
                 jid,

@@ -26,6 +26,7 @@ from hdeeprm.errors import InputError
 from hdeeprm.experiment import inputs as inputs_module
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
+from hdeeprm.platform.library import CATEGORIES
 
 REPO = Path(__file__).resolve().parents[2]
 LEARNING_PLATFORM = REPO / "platform_examples" / "learning.json"
@@ -190,12 +191,16 @@ def test_platform_library_version_and_options_are_keys(tmp_path: Path, monkeypat
     # The shipped type library.
     library = tmp_path / "library"
     library.mkdir()
-    for category in ("node", "processor", "memory", "network"):
+    for category in CATEGORIES:  # every shipped file, GPU types included
         source = Path(inputs_module.shipped_type_file(category))
         (library / source.name).write_bytes(source.read_bytes() + b"\n")
     monkeypatch.setattr(
         inputs_module, "shipped_type_file", lambda c: str(library / f"{c}_types.json")
     )
+    assert _prepare(options, run).generated == ["platform.xml", "res_hierarchy.json"]
+    # The GPU types alone (a platform's GPUs derive from them).
+    gpu_file = library / "gpu_types.json"
+    gpu_file.write_bytes(gpu_file.read_bytes() + b"\n")
     assert _prepare(options, run).generated == ["platform.xml", "res_hierarchy.json"]
     # An option that shapes the workload.
     options = _options(tmp_path, platform_file_path=str(platform), seed=8)

@@ -202,8 +202,11 @@ def test_inline_type_bad_values() -> None:
     assert err.where == "types.network.N.bandwidth" and "10Gbps" in err.message
     err = error(spec(types={"network": {"N": {"bandwidth": "0Gbps"}}}))
     assert "positive bandwidth" in err.message
+    err = error(spec(types={"disk": {}}))
+    assert err.where == "types.disk" and "did you mean" not in err.message
+    # Since the library has GPU types, "cpu" is one letter away from the "gpu" category.
     err = error(spec(types={"cpu": {}}))
-    assert err.where == "types.cpu" and "did you mean" not in err.message
+    assert err.where == "types.cpu" and "did you mean 'gpu'" in err.message
 
 
 def test_inline_node_with_unknown_processor() -> None:

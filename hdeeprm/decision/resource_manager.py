@@ -71,13 +71,20 @@ def _bandwidth_headroom_deficit(pool: CorePool, p: int) -> float:
 class _ProcessorHeap:
     """Processors with a free core, ordered by one policy's key, lazily invalidated."""
 
-    __slots__ = ("pool", "primary", "dirty", "heap", "limit", "version")
+    __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version")
 
     def __init__(
-        self, pool: CorePool, primary: Callable[[int], float], node_keyed: bool = False
+        self,
+        pool: CorePool,
+        primary: Callable[[int], float],
+        node_keyed: bool = False,
+        kind: str | None = None,
     ) -> None:
         self.pool = pool
         self.primary = primary
+        #: The core policy whose key ``primary`` computes, which ``pick_run`` replays (``None``:
+        #: an unknown key, runs of one pick).
+        self.kind = kind
         self.dirty: set[int] = set()
         pool.listeners.append(self.dirty)
         if node_keyed:
@@ -124,6 +131,13 @@ class _ProcessorHeap:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
+        proc = self._best(mem)
+        return None if proc is None else self.pool.proc_free[proc][0]
+
+    def _best(self, mem: float, detach: bool = False) -> int | None:
+        """The best processor whose node has ``mem`` MB free. Its entry stays in the heap, or
+        with ``detach`` and more than one free core, is removed (the caller takes cores from
+        it, so the next refresh pushes a fresh entry)."""
         self.refresh()
         pool, heap, version = self.pool, self.heap, self.version
         free = pool.proc_free
@@ -141,11 +155,65 @@ class _ProcessorHeap:
             if node_free_mem[proc_node[p]] < need:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
                 continue
-            found = free[p][0]
+            found = p
+            if detach and len(free[p]) > 1:
+                pop(heap)
             break
         for entry in aside:
             heapq.heappush(heap, entry)
         return found
+
+    def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
+        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
+        ``limit``) one-at-a-time picks it provably wins in a row.
+
+        Taking cores from the chosen processor ``p`` never makes another processor better:
+        ``high_cores`` and ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys
+        of ``p``'s node-mates only grow (their node loses memory), lowest free core ids do not
+        change, and a processor short of memory stays short. So every other processor's current
+        heap entry is a lower bound of its ranking during the run, and ``p`` wins the next pick
+        while it still has a free core, its node the memory, and its own ``(key, lowest free
+        core)`` after the cores taken so far (replayed in :meth:`CorePool.take`'s float order)
+        ranks before the best other valid entry. The run ends at the first pick that test does
+        not prove; the next call ranks again from the heap.
+        """
+        kind = self.kind
+        detach = limit > 1 and kind is not None
+        p = self._best(mem, detach)
+        if p is None:
+            return None, 0
+        pool, heap, version = self.pool, self.heap, self.version
+        members = pool.proc_free[p]
+        count = min(limit, len(members))
+        if count == 1 or not detach:
+            return p, 1
+        # p's entry is out of the heap; drop the stale entries above the best other valid one.
+        pop = heapq.heappop
+        free = pool.proc_free
+        while heap and (heap[0][2] != version[heap[0][3]] or not free[heap[0][3]]):
+            pop(heap)
+        bound = (heap[0][0], heap[0][1]) if heap else None
+        need = mem - MEM_TOL
+        left = pool.node_free_mem[pool.proc_node[p]]
+        demand = pool.proc_demand[p]
+        n = len(members)
+        run = 1
+        while run < count:
+            left -= mem  # the node's free memory after ``run`` takes
+            demand += mem_bw
+            if left < need:
+                break
+            if bound is not None:
+                if kind == "high_cores":
+                    key: float = -(n - run)
+                elif kind == "high_mem":
+                    key = -left
+                else:
+                    key = demand - pool.proc_mem_bw[p]
+                if not (key, members[run]) < bound:
+                    break
+            run += 1
+        return p, run
 
 
 class _RankedTree:
@@ -316,7 +384,7 @@ class ResourceManager:
                 heap = _RankedTree(self.pool, self._power)
             else:
                 heap = _ProcessorHeap(
-                    self.pool, self._primary(policy), node_keyed=policy == "high_mem"
+                    self.pool, self._primary(policy), policy == "high_mem", policy
                 )
             self._heaps[policy] = heap
         return heap
@@ -389,22 +457,25 @@ class ResourceManager:
         pool = self.pool
         if res > pool.free_count:
             return None
-        ranked: _RankedTree | None = None
-        if policy == "random":  # its attempts consume seeded draws: always attempted
-            pick = self._pick_random
-        else:
+        structure: _ProcessorHeap | _RankedTree | None = None
+        if policy != "random":  # random's attempts consume seeded draws: always attempted
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1
                 return None
             structure = self._heap(policy)
-            pick = structure.pick
-            if isinstance(structure, _RankedTree):
-                ranked = structure
         self.nb_attempts += 1
         taken: list[int] = []
-        if ranked is not None:  # static key: whole runs of picks per processor, in one sweep
-            taken = ranked.allocate(job_id, res, mem, mem_bw)
+        if isinstance(structure, _RankedTree):  # static key: whole runs per processor, one sweep
+            taken = structure.allocate(job_id, res, mem, mem_bw)
+        elif structure is not None:  # changing key: the run the chosen processor provably wins
+            take_run = pool.take_run
+            while len(taken) < res:
+                proc, count = structure.pick_run(mem, mem_bw, res - len(taken))
+                if proc is None:
+                    break
+                taken.extend(take_run(proc, count, job_id, mem, mem_bw))
         else:
+            pick = self._pick_random
             for _ in range(res):
                 core = pick(mem)
                 if core is None:

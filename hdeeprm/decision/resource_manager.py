@@ -131,13 +131,18 @@ class _ProcessorHeap:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc = self._best(mem)
+        proc, _ = self._best(mem)
         return None if proc is None else self.pool.proc_free[proc][0]
 
-    def _best(self, mem: float, detach: bool = False) -> int | None:
-        """The best processor whose node has ``mem`` MB free. Its entry stays in the heap, or
-        with ``detach`` and more than one free core, is removed (the caller takes cores from
-        it, so the next refresh pushes a fresh entry)."""
+    def _best(self, mem: float) -> tuple[int | None, tuple[float, int] | None]:
+        """The best processor whose node has ``mem`` MB free, and a lower bound of the
+        ``(key, lowest free core)`` of every other processor left in the heap (``None``: no
+        other entry).
+
+        When the best entry is on top, every other entry is in the subtree of one of its two
+        children, so the smaller child bounds them all (stale entries included, which can only
+        make the bound lower, never wrong).
+        """
         self.refresh()
         pool, heap, version = self.pool, self.heap, self.version
         free = pool.proc_free
@@ -145,6 +150,7 @@ class _ProcessorHeap:
         need = mem - MEM_TOL
         aside: list[_Entry] = []
         found: int | None = None
+        bound: tuple[float, int] | None = None
         pop = heapq.heappop
         while heap:
             entry = heap[0]
@@ -156,12 +162,16 @@ class _ProcessorHeap:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
                 continue
             found = p
-            if detach and len(free[p]) > 1:
-                pop(heap)
+            size = len(heap)
+            if size > 2:
+                child = min(heap[1], heap[2])
+                bound = (child[0], child[1])
+            elif size == 2:
+                bound = (heap[1][0], heap[1][1])
             break
         for entry in aside:
             heapq.heappush(heap, entry)
-        return found
+        return found, bound
 
     def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
         """The best processor whose node has ``mem`` MB free, and how many of the next (up to
@@ -170,37 +180,30 @@ class _ProcessorHeap:
         Taking cores from the chosen processor ``p`` never makes another processor better:
         ``high_cores`` and ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys
         of ``p``'s node-mates only grow (their node loses memory), lowest free core ids do not
-        change, and a processor short of memory stays short. So every other processor's current
-        heap entry is a lower bound of its ranking during the run, and ``p`` wins the next pick
-        while it still has a free core, its node the memory, and its own ``(key, lowest free
-        core)`` after the cores taken so far (replayed in :meth:`CorePool.take`'s float order)
-        ranks before the best other valid entry. The run ends at the first pick that test does
-        not prove; the next call ranks again from the heap.
+        change, and a processor short of memory stays short (those set aside by the search are
+        ranked before ``p`` but stay ineligible). So the bound of :meth:`_best` stays a lower
+        bound of every other candidate during the run, and ``p`` wins the next pick while it
+        still has a free core, its node the memory, and its own ``(key, lowest free core)``
+        after the cores taken so far (replayed in :meth:`CorePool.take`'s float order) ranks
+        strictly before the bound (core ids are unique, so ranks never tie). The run ends at
+        the first pick that test does not prove; the next call ranks again from the heap.
         """
-        kind = self.kind
-        detach = limit > 1 and kind is not None
-        p = self._best(mem, detach)
+        p, bound = self._best(mem)
         if p is None:
             return None, 0
-        pool, heap, version = self.pool, self.heap, self.version
+        pool, kind = self.pool, self.kind
         members = pool.proc_free[p]
         count = min(limit, len(members))
-        if count == 1 or not detach:
+        if count == 1 or kind is None:
             return p, 1
-        # p's entry is out of the heap; drop the stale entries above the best other valid one.
-        pop = heapq.heappop
-        free = pool.proc_free
-        while heap and (heap[0][2] != version[heap[0][3]] or not free[heap[0][3]]):
-            pop(heap)
-        bound = (heap[0][0], heap[0][1]) if heap else None
         need = mem - MEM_TOL
         left = pool.node_free_mem[pool.proc_node[p]]
-        demand = pool.proc_demand[p]
+        demand, mem_bw_p = pool.proc_demand[p], pool.proc_mem_bw[p]
         n = len(members)
         run = 1
         while run < count:
             left -= mem  # the node's free memory after ``run`` takes
-            demand += mem_bw
+            demand += mem_bw  # the processor's demand after ``run`` takes
             if left < need:
                 break
             if bound is not None:
@@ -209,7 +212,7 @@ class _ProcessorHeap:
                 elif kind == "high_mem":
                     key = -left
                 else:
-                    key = demand - pool.proc_mem_bw[p]
+                    key = demand - mem_bw_p
                 if not (key, members[run]) < bound:
                     break
             run += 1

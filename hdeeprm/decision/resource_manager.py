@@ -131,13 +131,13 @@ class _ProcessorHeap:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc, _ = self._best(mem)
+        proc, _ = self._best(mem, False)
         return None if proc is None else self.pool.proc_free[proc][0]
 
-    def _best(self, mem: float) -> tuple[int | None, tuple[float, int] | None]:
-        """The best processor whose node has ``mem`` MB free, and a lower bound of the
-        ``(key, lowest free core)`` of every other processor left in the heap (``None``: no
-        other entry).
+    def _best(self, mem: float, bounded: bool) -> tuple[int | None, tuple[float, int] | None]:
+        """The best processor whose node has ``mem`` MB free, and (if ``bounded``) a lower bound
+        of the ``(key, lowest free core)`` of every other processor left in the heap (``None``:
+        no other entry, or not asked).
 
         When the best entry is on top, every other entry is in the subtree of one of its two
         children, so the smaller child bounds them all (stale entries included, which can only
@@ -162,9 +162,9 @@ class _ProcessorHeap:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
                 continue
             found = p
-            size = len(heap)
+            size = len(heap) if bounded and len(free[p]) > 1 else 0
             if size > 2:
-                child = min(heap[1], heap[2])
+                child = heap[1] if heap[1] < heap[2] else heap[2]
                 bound = (child[0], child[1])
             elif size == 2:
                 bound = (heap[1][0], heap[1][1])
@@ -188,7 +188,7 @@ class _ProcessorHeap:
         strictly before the bound (core ids are unique, so ranks never tie). The run ends at
         the first pick that test does not prove; the next call ranks again from the heap.
         """
-        p, bound = self._best(mem)
+        p, bound = self._best(mem, limit > 1)
         if p is None:
             return None, 0
         pool, kind = self.pool, self.kind
@@ -196,10 +196,12 @@ class _ProcessorHeap:
         count = min(limit, len(members))
         if count == 1 or kind is None:
             return p, 1
+        n = len(members)
+        if kind == "high_cores" and bound is not None and 1 - n > bound[0]:
+            return p, 1  # the usual case: one core taken, p falls behind the next processor
         need = mem - MEM_TOL
         left = pool.node_free_mem[pool.proc_node[p]]
         demand, mem_bw_p = pool.proc_demand[p], pool.proc_mem_bw[p]
-        n = len(members)
         run = 1
         while run < count:
             left -= mem  # the node's free memory after ``run`` takes
@@ -476,7 +478,12 @@ class ResourceManager:
                 proc, count = structure.pick_run(mem, mem_bw, res - len(taken))
                 if proc is None:
                     break
-                taken.extend(take_run(proc, count, job_id, mem, mem_bw))
+                if count == 1:  # the common case on levelling policies: the cheaper call
+                    core = pool.proc_free[proc][0]
+                    pool.take(core, job_id, mem, mem_bw)
+                    taken.append(core)
+                else:
+                    taken.extend(take_run(proc, count, job_id, mem, mem_bw))
         else:
             pick = self._pick_random
             for _ in range(res):

@@ -35,7 +35,9 @@ one sift when that entry is on top), and discards stale entries as they surface.
 ``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
 ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
 the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
-scan of the platform.
+scan of the platform. A pick also says how many of the next picks the chosen processor provably
+wins in a row (:meth:`_ProcessorHeap.pick_run`), and those cores are taken at once: the same
+cores, in the same order, as one pick at a time.
 """
 
 from __future__ import annotations

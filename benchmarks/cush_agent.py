@@ -66,9 +66,7 @@ def main() -> None:
             agent.save(args.save)
         env = CushEnvFactory(inputs, held_out, "eval")()
         tick = time.process_time()
-        agent_results = [
-            play_jobset(env, agent.act, k, TIME_UNIT) for k in range(len(held_out))
-        ]
+        agent_results = [play_jobset(env, agent.act, k, TIME_UNIT) for k in range(len(held_out))]
         agent_cpu = time.process_time() - tick
         last = [h["objective"] for h in agent.history[-5:] if not math.isnan(h["objective"])]
         agent.close()

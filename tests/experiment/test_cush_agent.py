@@ -44,9 +44,7 @@ def _jobset(jobs: list[tuple[str, float, int, int, str, float]]) -> Workload:
         JobSpec(i, t, res, i, extra={"gpus": gpus, "workload_type": kind})
         for i, t, res, gpus, kind, _ in jobs
     ]
-    profiles = {
-        i: Profile(i, "delay", delay=sec, extra={"req_time": sec}) for i, *_, sec in jobs
-    }
+    profiles = {i: Profile(i, "delay", delay=sec, extra={"req_time": sec}) for i, *_, sec in jobs}
     return Workload(6, specs, profiles)
 
 
@@ -132,7 +130,11 @@ def _agent(tmp_path: Path, seed: int = 0) -> tuple[TwoStepPPO, CushEnvFactory]:
     sets = _locality_sets()
     inputs = prepare_agent_inputs(scenario, platform, sets, tmp_path / "run")
     config = TwoStepConfig(
-        num_envs=2, num_steps=64, num_minibatches=2, update_epochs=4, seed=seed,
+        num_envs=2,
+        num_steps=64,
+        num_minibatches=2,
+        update_epochs=4,
+        seed=seed,
         policy_learning_rate=3e-3,
     )
     agent = TwoStepPPO(config, [CushEnvFactory(inputs, sets, "train") for _ in range(2)])

@@ -41,8 +41,12 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
   ``max_core``, memory / ``max_mem``, bandwidth / ``max_mem_bw`` (the job limits, clipped to
   1) and "fits now" (0 or 1); an empty slot is all zeros;
 * per node type (platform order of first appearance): free cores and free memory, as
-  fractions of that type's totals; then the queued jobs beyond the visible ones,
+  fractions of that type's totals; on a GPU platform, then the free GPUs of each node type
+  with GPUs (fraction); then the queued jobs beyond the visible ones,
   ``min(1, hidden / queue_slots)``.
+* on a GPU platform each slot ends with 2 more features (:data:`GPU_FEATURES`): requested
+  GPUs / the platform's GPUs, and 1 for a ``network`` job (CuSH's view of a job: its
+  locality penalty depends on both). CPU-only platforms keep the layout above.
 """
 
 from __future__ import annotations

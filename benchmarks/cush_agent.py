@@ -85,14 +85,25 @@ def main() -> None:
     header += f"{'paper NTAT':>12}{'paper wait':>12}{'CPU s':>8}"
     print(header)
     print("-" * len(header))
+    table: dict[str, list[CushResult]] = {}
     for name in CUSH_HEURISTICS:
         for policy in ("DF", "BF"):
             tick = time.process_time()
             results = [
                 scenario.run(jobs, name, policy, seed=seed) for jobs, seed in zip(held_out, seeds)
             ]
+            table[f"{name} {policy}"] = results
             print(_row(f"{name} {policy}", results, time.process_time() - tick))
     print(_row("CuSH", agent_results, agent_cpu))
+    for name in ("SJF BF", "SJF DF", "FCFS BF"):
+        diff = [a.ntat - h.ntat for a, h in zip(agent_results, table[name])]
+        lower = sum(d < 0 for d in diff)
+        mean = math.fsum(diff) / len(diff)
+        spread = math.sqrt(math.fsum((d - mean) ** 2 for d in diff) / max(1, len(diff) - 1))
+        print(
+            f"agent - {name}: NTAT {mean:+.3f} on average (std error "
+            f"{spread / math.sqrt(len(diff)):.3f}), lower on {lower} of {len(diff)} sets"
+        )
 
 
 if __name__ == "__main__":

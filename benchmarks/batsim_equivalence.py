@@ -3,11 +3,13 @@ print how many jobs' out_jobs.csv rows differ, per column, and both wall times.
 
     python benchmarks/batsim_equivalence.py [--trace UniLu-Gaia-2014-1.swf.gz] [--platform gaia]
         [--profile delay|parallel_homogeneous] [--nb-jobs N] [--schedulers fillerSched,...]
+        [--instant]
 
 Needs Batsim (``make batsim``, or ``HDEEPRM_BATSIM``) and ``../shared/traces``. Walltimes are
 the traces' requested times (none where the trace records none), submissions start at t = 1
 (pybatsim's scheduler API refuses t = 0) and cores start in P0 (pybatsim does not manage
-P-states). Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative.
+P-states). hdeeprm-sim runs with ``--batsim-timing`` (``--instant``: without it, one message
+per instant). Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def main() -> None:
     parser.add_argument("--profile", default="delay", choices=["delay", "parallel_homogeneous"])
     parser.add_argument("--nb-jobs", type=int, default=None, help="default: the whole trace")
     parser.add_argument("--schedulers", default=SCHEDULERS)
+    parser.add_argument(
+        "--instant", action="store_true", help="hdeeprm-sim without --batsim-timing"
+    )
     args = parser.parse_args()
     batsim, why = locate_batsim()
     if batsim is None:
@@ -52,7 +57,9 @@ def main() -> None:
             trace, REPO / "platform_examples" / f"{args.platform}.json", folder, args.profile,
             args.nb_jobs,
         )
-        print(f"{args.trace}, {nb} jobs, {args.profile} profiles, platform {args.platform}")
+        grouping = "one message per instant" if args.instant else "--batsim-timing"
+        print(f"{args.trace}, {nb} jobs, {args.profile} profiles, platform {args.platform}, "
+              f"hdeeprm-sim {grouping}")
         print(f"{'scheduler':<22}{'Batsim':>9}{'hdeeprm':>9}  differing jobs per column "
               "(as printed | to 1 us)")
         for name in args.schedulers.split(","):
@@ -60,7 +67,9 @@ def main() -> None:
             runs = folder / Path(name).stem
             b = run_on_batsim(batsim, pybatsim, name, xml, workload, runs / "b")
             mid = time.perf_counter()
-            h = run_on_hdeeprm(pybatsim, name, xml, workload, runs / "h")
+            h = run_on_hdeeprm(
+                pybatsim, name, xml, workload, runs / "h", batsim_timing=not args.instant
+            )
             end = time.perf_counter()
             exact = jobs_differences(b, h) or "identical"
             close = jobs_differences(b, h, time_tol=1e-6) or "identical"

@@ -93,6 +93,12 @@ def export_location(prefix: str) -> tuple[Path, str]:
     help="Send each job's profile with its JOB_SUBMITTED event.",
 )
 @click.option(
+    "--batsim-timing",
+    is_flag=True,
+    help="Order and split each instant's events into messages as Batsim 4.2.1 does (its "
+    "internal messages' sub-nanosecond timing); default: one message per instant.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0),
     default=DEFAULT_SERVER_TIMEOUT,
@@ -110,6 +116,7 @@ def main(
     energy: bool,
     initial_pstate: int | None,
     forward_profiles_on_submission: bool,
+    batsim_timing: bool,
     timeout: float,
     verbosity: str,
     quiet: bool,
@@ -128,6 +135,7 @@ def main(
             timeout=timeout,
             energy=energy,
             initial_pstate=initial_pstate,
+            batsim_timing=batsim_timing,
         )
     except (InputError, OutputError) as exc:  # the user's to fix: exit code 2
         click.echo(f"hdeeprm-sim: error: {exc}", err=True)
@@ -142,6 +150,14 @@ def main(
         click.echo(summary, err=True)
 
 
+def _batsim_timing(engine, platform_file, master_host: str, energy: bool):  # noqa: ANN001, ANN202
+    from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
+
+    bandwidths = completion_bandwidths(platform_file, master_host)
+    hosts = engine.platform.hosts
+    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in hosts], energy=energy)
+
+
 def serve(
     platform_file: str | os.PathLike[str],
     workload_files: tuple[str | os.PathLike[str], ...] | list[str | os.PathLike[str]],
@@ -153,12 +169,14 @@ def serve(
     timeout: float | None = DEFAULT_SERVER_TIMEOUT,
     energy: bool = True,
     initial_pstate: int | None = None,
+    batsim_timing: bool = False,
 ) -> str:
     """Load the inputs, serve the simulation on ``endpoint``, write the outputs; return a
     one-line summary. Input problems raise :class:`InputError` before anything connects.
 
     ``energy=False`` is Batsim without ``-E`` (see :func:`write_outputs`; P-state changes
-    refused); ``initial_pstate`` overrides every host's initial P-state."""
+    refused); ``initial_pstate`` overrides every host's initial P-state; ``batsim_timing`` orders
+    and splits each instant's events into messages as Batsim 4.2.1 does (docs/batsim.md)."""
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
@@ -171,14 +189,20 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     engine = Engine(platform, workloads, strict_allocation_size=True)
+    timing = (
+        _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
+    )
     server = ProtocolServer(
         engine,
         endpoint,
         timeout=timeout if timeout else None,
         encoder=EventEncoder(paths, forward_profiles=forward_profiles),
         allow_pstate_changes=energy,
+        timing=timing,
     )
     stats = server.run()
+    if timing is not None:
+        timing.report_times()
     write_outputs(engine, folder, prefix, energy=energy)
     makespan = max((job.finish_time or 0.0 for job in engine.finished_jobs), default=0.0)
     return (

@@ -17,6 +17,7 @@ from typing import Any
 
 import zmq
 
+from hdeeprm.protocol.batsim_timing import BatsimTiming
 from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decisions, dumps, loads
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint, receive
@@ -76,6 +77,9 @@ class ProtocolServer:
         workload_paths: workload name -> file path, sent in ``SIMULATION_BEGINS``.
         allow_pstate_changes: accept ``SET_RESOURCE_STATE`` (Batsim accepts it only with
             energy simulated, ``-E``).
+        timing: order and split each instant's events as Batsim 4.2.1 does
+            (:class:`~hdeeprm.protocol.batsim_timing.BatsimTiming` on ``engine``); default:
+            one message per instant, as the embedded engine.
     """
 
     def __init__(
@@ -87,8 +91,10 @@ class ProtocolServer:
         encoder: EventEncoder | None = None,
         workload_paths: Mapping[str, str] | None = None,
         allow_pstate_changes: bool = True,
+        timing: BatsimTiming | None = None,
     ) -> None:
         self.engine = engine
+        self.timing = timing
         self.allow_pstate_changes = allow_pstate_changes
         self.endpoint = check_endpoint(endpoint, "endpoint (-s)", connect=True)
         self.timeout = timeout
@@ -105,6 +111,7 @@ class ProtocolServer:
             SimulationError: it took a decision the engine refuses (unknown job, busy host...).
         """
         engine = self.engine
+        sim = self.timing if self.timing is not None else engine
         encode = self.encoder.encode
         context = zmq.Context()
         socket = context.socket(zmq.REQ)
@@ -119,7 +126,7 @@ class ProtocolServer:
         trace = LOG.isEnabledFor(logging.DEBUG)  # every message, as Batsim's network/INFO log
         try:
             socket.connect(self.endpoint)
-            message = engine.start()
+            message = sim.start()
             while True:
                 doc = encode(message)
                 if scheduler_now > message.now:
@@ -149,16 +156,20 @@ class ProtocolServer:
                 if reply_now > limit or (stamps and max(stamps) > limit):
                     # A scheduling delay (pybatsim's fillerSched answers 5 ms later): each
                     # decision at its timestamp, the next message at the reply's now.
-                    message = engine.proceed_timed(list(zip(stamps, decisions)), reply_now)
+                    message = sim.proceed_timed(list(zip(stamps, decisions)), reply_now)
                 else:
                     scheduler_now = max(scheduler_now, reply_now)
-                    message = engine.proceed(decisions)
+                    if self.timing is not None:
+                        message = self.timing.proceed(decisions, stamps, reply_now)
+                    else:
+                        message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()
         if self.ignored:
             LOG.info("ignored %d SET_JOB_METADATA/NOTIFY event(s)", len(self.ignored))
-        return ServeStats(engine.nb_messages, engine.nb_events, clock() - start, waiting)
+        messages = engine.nb_messages if self.timing is None else replies
+        return ServeStats(messages, engine.nb_events, clock() - start, waiting)
 
 
 __all__ = ["DEFAULT_SERVER_TIMEOUT", "ProtocolServer", "ServeStats"]

@@ -465,6 +465,16 @@ class Engine:
         self._apply(decisions)
         return self._next_message()
 
+    def apply(self, decisions: Sequence[Decision]) -> None:
+        """Apply ``decisions`` at ``now`` without advancing; ``proceed(())`` advances later.
+
+        For a bridge that hands one instant's events out in several messages (Batsim's
+        timing, ``hdeeprm.protocol.batsim_timing``): the replies to the first ones take
+        effect at once, as in :meth:`proceed`.
+        """
+        self._check_running()
+        self._apply(decisions)
+
     def proceed_timed(
         self, decisions: Sequence[tuple[float, Decision]], ready_at: float
     ) -> Message:

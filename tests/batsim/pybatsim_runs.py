@@ -71,6 +71,7 @@ def run_on_hdeeprm(
     *,
     energy: bool = True,
     timeout: float = 600,
+    batsim_timing: bool = True,
 ) -> Path:
     """hdeeprm-sim (in this process) + pybatsim ``scheduler``; returns its ``out_jobs.csv``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +79,7 @@ def run_on_hdeeprm(
     sched = _scheduler(pybatsim, scheduler, port, out / "scheduler.log")
     try:
         serve(platform, [workload], str(out / "out"), f"tcp://127.0.0.1:{port}",
-              timeout=60, energy=energy)
+              timeout=60, energy=energy, batsim_timing=batsim_timing)
     finally:
         _finish(sched, out / "scheduler.log", scheduler, 30)
     return out / "out_jobs.csv"

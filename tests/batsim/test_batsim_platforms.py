@@ -24,7 +24,13 @@ from hdeeprm.simulation.events import (
 
 pytestmark = pytest.mark.batsim
 
-EXAMPLES = sorted(PLATFORM_EXAMPLES.glob("*.json"))
+#: Seed 003's experiments (thesis_experiments/extension) name these two in their options files;
+#: their reproduce scripts swap in larger copies of the same node types.
+EXTENSION_INPUTS = REPO / "thesis_experiments" / "extension" / "inputs"
+EXAMPLES = sorted(PLATFORM_EXAMPLES.glob("*.json")) + [
+    EXTENSION_INPUTS / "basic_4.platform.json",
+    EXTENSION_INPUTS / "hetero_88.platform.json",
+]
 THESIS_OPTIONS = sorted((REPO / "thesis_experiments").rglob("options.json"))
 
 

@@ -1,0 +1,653 @@
+"""Batsim 4.2.1's timing of the events of one instant: how they are ordered and split into
+messages (``hdeeprm-sim --batsim-timing``).
+
+The embedded engine sends every event of an instant in one message. Batsim does not: its
+server (``src/server.cpp``) receives *internal messages*, 1-byte SimGrid communications that
+take simulated time, one at a time from a FIFO mailbox, and sends a message to the scheduler
+whenever, after handling one, its mailbox is empty and the scheduler is not busy. Which events
+travel together therefore depends on sub-nanosecond offsets. Measured on Batsim 4.2.1 (debug
+logs of the server and of ``ipp``, ``docs/batsim.md``):
+
+* an internal message between actors of ``master_host`` (the submitter, the scheduler's
+  REQ-REP actor, the ``CALL_ME_LATER`` waiters) takes SimGrid's loopback time, 1e-10 s;
+* a job's completion is sent by an actor on the job's first host: 1 byte over its route to
+  ``master_host`` (the slowest link's bandwidth plus the links' latencies, SimGrid's L07 model);
+* a communication starts only when the server takes it from its mailbox, so messages queued
+  behind others wait: the server handles them in the order they were posted;
+* the submitter wakes at each submission time plus the duration of its previous message;
+* the scheduler's decisions reach the server one after the other (1e-10 s each), a job starts
+  when its ``EXECUTE_JOB`` is handled, and the scheduler is ready again one message later;
+* SimGrid ends every sleep due less than 1e-9 s after the current step at that step
+  (``precision/timing``); in one step the submitter and the waiters post before the jobs, and
+  the server's empty-mailbox check does not see messages posted in the same step.
+
+:class:`BatsimTiming` replays this model at each of the engine's instants, in the same float
+arithmetic (fine times ``t + offset``), and hands the engine's events out in Batsim's messages.
+The fine times only order and group events: the engine's clock, the reported times and every
+output stay the engine's (Batsim prints 1 us anyway). Decisions of a reply take effect in the
+engine at once, at the instant's time; their fine times only feed the next instants' offsets.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hdeeprm.errors import InputError
+from hdeeprm.simulation.engine import Engine
+from hdeeprm.simulation.events import (
+    COMPLETED_SUCCESSFULLY,
+    COMPLETED_WALLTIME_REACHED,
+    JOB_COMPLETED,
+    JOB_SUBMITTED,
+    NO_MORE_STATIC_JOB_TO_SUBMIT,
+    REQUESTED_CALL,
+    SIMULATION_ENDS,
+    CallMeLater,
+    Decision,
+    Event,
+    ExecuteJob,
+    Message,
+)
+
+#: SimGrid's loopback (bytes/s): an internal message on master_host takes 1e-10 s.
+LOOPBACK_BANDWIDTH = 1e10
+#: SimGrid's ``precision/work-amount`` x ``precision/timing``: a message is received when
+#: fewer bytes than this are left.
+WORK_PRECISION = 1e-14
+#: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
+TIMING_PRECISION = 1e-9
+#: Batsim's waiters sleep at least this long (``waiter_process``).
+MIN_WAIT = 1e-5
+
+# Who posts an internal message, in the order actors woken in one SimGrid step post them.
+_SUBMITTER, _WAITER, _REQREP, _JOB = 0, 1, 2, 3
+
+_UNITS = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_BANDWIDTH = re.compile(r"^\s*([0-9.eE+-]+)\s*([kKmMgGtT]?)([bB])ps\s*$")
+_LATENCY = re.compile(r"^\s*([0-9.eE+-]+)\s*(s|ms|us|ns)?\s*$")
+_SECONDS = {None: 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _bandwidth(text: str, path: str) -> float:
+    """Bytes per second of a SimGrid bandwidth (``40MBps``, ``1Gbps``, ``1e9``)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = _BANDWIDTH.match(text)
+    if not match:
+        raise InputError(f"link bandwidth {text!r} is not a SimGrid bandwidth (e.g. 1Gbps)", path)
+    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    return value if match.group(3) == "B" else value / 8.0
+
+
+def _latency(text: str, path: str) -> float:
+    match = _LATENCY.match(text)
+    if not match:
+        raise InputError(f"link latency {text!r} is not a SimGrid time (e.g. 125us)", path)
+    return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def completion_bandwidths(
+    platform_file: str | os.PathLike[str], master_host: str = "master_host"
+) -> dict[str, float]:
+    """Host name -> bytes per second of its route to ``master_host``: the slowest link of its
+    route in its zone (``<route src=host>``) and of its zone's route to the master's zone
+    (``<zoneRoute>``), as SimGrid's L07 model gives a 1-byte message (latencies are not
+    modelled: hdeeprm's generated links have none).
+
+    Written for the platforms hdeeprm generates (one zone per cluster); a host whose route is
+    not found this way gets the loopback's."""
+    path = os.fspath(platform_file)
+    root = ET.parse(path).getroot()
+    links: dict[str, tuple[float, float]] = {}
+    for link in root.iter("link"):
+        links[link.get("id", "")] = (
+            _bandwidth(link.get("bandwidth", "0"), path),
+            _latency(link.get("latency", "0"), path),
+        )
+
+    def route_links(element: ET.Element) -> list[tuple[float, float]]:
+        return [links[c.get("id", "")] for c in element.iter("link_ctn") if c.get("id") in links]
+
+    zone_of: dict[str, str] = {}
+    host_links: dict[str, list[tuple[float, float]]] = {}
+    zone_links: dict[str, list[tuple[float, float]]] = {}
+    master_zone = None
+    for zone in root.iter("zone"):
+        zid = zone.get("id", "")
+        for host in zone.findall("host"):
+            zone_of[host.get("id", "")] = zid
+            if host.get("id") == master_host:
+                master_zone = zid
+        for route in zone.findall("route"):
+            host_links.setdefault(route.get("src", ""), []).extend(route_links(route))
+    for zroute in root.iter("zoneRoute"):
+        if zroute.get("dst") == master_zone:
+            zone_links[zroute.get("src", "")] = route_links(zroute)
+    bandwidths: dict[str, float] = {}
+    for host, zone in zone_of.items():
+        route = host_links.get(host, []) + zone_links.get(zone, [])
+        slowest = min((bw for bw, _ in route), default=0.0)
+        bandwidths[host] = slowest if slowest > 0.0 else LOOPBACK_BANDWIDTH
+    return bandwidths
+
+
+@dataclass(slots=True)
+class _Post:
+    """An internal message to the server: it waits in the mailbox, then travels."""
+
+    kind: int
+    bandwidth: float
+    events: list[Event]
+    #: What receiving it does besides queueing ``events``: "decision", "ready" or "".
+    action: str = ""
+    payload: Any = None
+
+
+@dataclass(slots=True)
+class _Sleep:
+    """A SimGrid sleep (a job's run, the submitter's wait, a waiter): its slot in the array of
+    remaining durations, and the engine's events it carries once they are known."""
+
+    kind: int
+    slot: int
+    bandwidth: float
+    #: Creation order (SimGrid ends the sleeps of one step in this order).
+    seq: int
+    events: list[Event] = field(default_factory=list)
+    job_id: str = ""
+    #: The REQ-REP actor's message, posted when it wakes up.
+    post: _Post | None = None
+
+
+class BatsimTiming:
+    """Serve ``engine``'s events in Batsim's messages (see the module docstring).
+
+    Use it in place of the engine's ``start``/``proceed``/``proceed_timed``: each call returns
+    the next message Batsim would send. ``bandwidth`` gives, by host id, the bytes per second
+    of the host's route to the master host (:func:`completion_bandwidths`).
+
+    SimGrid's clock is replayed step by step as SimGrid computes it (``NOW += delta``, every
+    sleep's remaining duration ``-= delta`` and ended below 1e-9 s), so the rounding of the
+    clock at large times is the same; the remaining durations live in one NumPy array.
+    """
+
+    def __init__(
+        self, engine: Engine, bandwidth: Sequence[float], *, energy: bool = True
+    ) -> None:
+        self.engine = engine
+        #: Batsim runs with energy (``-E``): jobs query every host's energy when they start
+        #: and end, which delays their messages (see ``_run``).
+        self._energy = energy
+        self._fresh = -1.0  # the last clock value at which every host's energy was updated
+        self._max_prec = TIMING_PRECISION
+        self._comm_seq = 0
+        self._late: list[_Post] = []
+        self._bandwidth = list(bandwidth)
+        self._now = 0.0  # SimGrid's clock
+        self._rem = np.full(64, np.inf)
+        #: Below what remaining duration each slot ends: 1e-9 s for a sleep; for a parallel
+        #: task, SimGrid's work precision (1e-14 of the task) in seconds.
+        self._prec = np.full(64, TIMING_PRECISION)
+        self._sleeps: list[_Sleep | None] = [None] * 64
+        self._free = list(range(63, -1, -1))
+        self._jobs: dict[str, _Sleep] = {}
+        self._waiters: dict[float, deque[_Sleep]] = {}
+        self._attached = 0  # sleeps carrying events of the current instant
+        #: Every job's submission time, in submission order; the submissions the engine has
+        #: revealed and the submitter has not posted yet.
+        self._subtimes = deque(sorted(float(spec.subtime) for wl in engine.workloads
+                                      for spec in wl.jobs))
+        self._sub_events: list[Event] = []
+        self._submitter: _Sleep | None = None
+        self._sub_wake = 0.0
+        self._queue: deque[_Post] = deque()
+        self._receiving: _Post | None = None
+        self._remains = 0.0  # bytes left of the message travelling
+        self._writer: list[Event] = []
+        #: The REQ-REP actor's messages still to post, each with its timestamp.
+        self._reqrep: deque[tuple[float, _Post]] = deque()
+        self._busy = False  # the scheduler has a message and has not said SCHED_READY
+        self._bye: list[Event] | None = None
+        self._after: list[_Post] = []
+        self._nominal = 0.0
+        self._seq = 0
+        #: Each started job's SimGrid start and end times (Batsim reports these).
+        self._fine: dict[str, list[float]] = {}
+
+    # --- the engine's API -------------------------------------------------------------------
+    def start(self) -> Message:
+        message = self.engine.start()
+        # The submitter said hello (one loopback message), then sleeps until the first
+        # submission time.
+        self._now = self._sub_wake = 1.0 / LOOPBACK_BANDWIDTH
+        self._submitter_sleeps()
+        return message
+
+    def proceed(
+        self,
+        decisions: Sequence[Decision] = (),
+        stamps: Sequence[float] | None = None,
+        reply_now: float = -math.inf,
+    ) -> Message:
+        """Apply the reply to the last message and return Batsim's next message.
+
+        The REQ-REP actor posts each decision to the server at its timestamp (``stamps``,
+        as the reply gave them), sleeping first if SimGrid's clock is still below it (a clock
+        that rounded below the ``now`` it printed), then SCHED_READY at ``reply_now``.
+        """
+        self.engine.apply(decisions)
+        if stamps is None:
+            stamps = [-math.inf] * len(decisions)
+        self._reqrep = deque(
+            (stamp, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "decision", d))
+            for stamp, d in zip(stamps, decisions)
+        )
+        self._reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
+        self._reqrep_posts(self._queue)
+        if self._late:
+            self._queue.extend(self._late)
+            self._late = []
+        message = self._run()
+        while message is None:
+            message = self.engine.proceed(())
+            if message.events and message.events[0].type == SIMULATION_ENDS:
+                return message
+            self._nominal = message.now
+            self._attach(message.events)
+            message = self._run()
+        return message
+
+    def proceed_timed(
+        self, decisions: Sequence[tuple[float, Decision]], ready_at: float
+    ) -> Message:
+        """A reply with scheduling delays: as the engine (the events of the meantime held and
+        sent at ``ready_at``), after the events of this instant still in transit; SimGrid's
+        clock jumps to ``ready_at``."""
+        pending = self._drain()
+        message = self.engine.proceed_timed(decisions, ready_at)
+        for when, decision in decisions:
+            self._skip_to(when)
+            self._started(decision)
+            if type(decision) is ExecuteJob:  # not modelled: it keeps the engine's times
+                self._fine.pop(decision.job_id, None)
+        submitted = 0
+        for event in message.events:
+            if event.type == JOB_COMPLETED:
+                self._forget(event.data["job_id"])
+            elif event.type == REQUESTED_CALL:
+                sleeps = self._waiters.get(event.data["requested_at"])
+                if sleeps:
+                    self._release(sleeps.popleft())
+            elif event.type == JOB_SUBMITTED:
+                submitted += 1
+        self._skip_to(message.now)
+        if submitted:  # the submitter posted them meanwhile; it sleeps until the next one
+            for _ in range(submitted):
+                self._subtimes.popleft()
+            if self._submitter is not None:
+                self._release(self._submitter)
+            self._sub_wake = self._now - 1.0 / LOOPBACK_BANDWIDTH
+            self._submitter_sleeps()
+        self._nominal = message.now
+        if pending:
+            message = Message(message.now, pending + message.events)
+        return message
+
+    def report_times(self) -> int:
+        """Give the engine's ended jobs the start and end times Batsim reports: SimGrid's
+        clock when the job's actor started and ended (the nominal times plus the offsets of
+        Batsim's internal messages, which add up to microseconds along chains of jobs on long
+        traces). Call it once the simulation has ended, before writing the outputs; returns
+        how many jobs it moved (everything else in the outputs stays the engine's)."""
+        moved = 0
+        for job in self.engine.finished_jobs:
+            fine = self._fine.get(job.id)
+            if fine is None or job.start_time is None or job.finish_time is None:
+                continue
+            start, end = fine
+            if math.isnan(end):  # its end was not modelled (re-paced, killed...)
+                end = start + (job.finish_time - job.start_time)
+            if start != job.start_time or end != job.finish_time:
+                moved += 1
+            job.start_time = start
+            job.finish_time = end
+        return moved
+
+    # --- sleeps -----------------------------------------------------------------------------
+    def _sleep(
+        self,
+        kind: int,
+        duration: float,
+        bandwidth: float = 0.0,
+        job_id: str = "",
+        precision: float = TIMING_PRECISION,
+    ) -> _Sleep:
+        if not self._free:
+            size = len(self._rem)
+            self._rem = np.concatenate([self._rem, np.full(size, np.inf)])
+            self._prec = np.concatenate([self._prec, np.full(size, TIMING_PRECISION)])
+            self._sleeps += [None] * size
+            self._free = list(range(2 * size - 1, size - 1, -1))
+        slot = self._free.pop()
+        self._seq += 1
+        sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
+        self._rem[slot] = duration
+        self._prec[slot] = precision
+        if precision > self._max_prec:
+            self._max_prec = precision
+        self._sleeps[slot] = sleep
+        return sleep
+
+    def _release(self, sleep: _Sleep) -> None:
+        self._rem[sleep.slot] = np.inf
+        self._sleeps[sleep.slot] = None
+        self._free.append(sleep.slot)
+        if sleep.events:
+            self._attached -= 1
+
+    def _forget(self, job_id: str) -> None:
+        sleep = self._jobs.pop(job_id, None)
+        if sleep is not None:
+            self._release(sleep)
+
+    def _submitter_sleeps(self) -> None:
+        """The submitter sleeps (next submission time - its last wake-up), in doubles."""
+        if self._subtimes:
+            wait = self._subtimes[0] - self._sub_wake
+            sleep = self._submitter = self._sleep(_SUBMITTER, wait if wait > 0.0 else 0.0)
+            if self._sub_events:
+                sleep.events = self._sub_events
+                self._attached += 1
+        else:
+            self._submitter = None
+
+    def _submitter_wakes(self) -> list[Event]:
+        """Batsim's submitter woke up now: it posts the job it slept for and every next one
+        already due (``submission_time <= now``: a clock that rounded below a submission time
+        splits that time's jobs into two messages)."""
+        now = self._sub_wake = self._now
+        subtimes = self._subtimes
+        count = 1
+        subtimes.popleft()
+        while subtimes and subtimes[0] <= now:
+            subtimes.popleft()
+            count += 1
+        events = self._sub_events[:count]
+        del self._sub_events[:count]
+        self._submitter = None
+        return events
+
+    def _started(self, decision: Decision) -> None:
+        """The server handled ``decision`` now: a job starts sleeping, a waiter waits."""
+        kind = type(decision)
+        if kind is ExecuteJob:
+            if self._energy:  # Batsim's energy trace at the job's start updates every host
+                self._fresh = self._now
+            job = self.engine.jobs[decision.job_id]
+            self._forget(job.id)
+            self._fine[job.id] = [self._now, math.nan]
+            duration, computes = _run_time(self.engine, job)
+            host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
+            precision = WORK_PRECISION * duration if computes else TIMING_PRECISION
+            if duration != math.inf:
+                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, precision)
+        elif kind is CallMeLater:
+            target = float(decision.timestamp)
+            wait = target - self._now
+            sleep = self._sleep(_WAITER, wait if wait >= MIN_WAIT else MIN_WAIT)
+            self._waiters.setdefault(target, deque()).append(sleep)
+
+    def _reqrep_posts(self, posts: list[_Post] | deque[_Post]) -> None:
+        """The REQ-REP actor posts its next message, or sleeps until its timestamp."""
+        stamp, post = self._reqrep.popleft()
+        if stamp > self._now:
+            sleep = self._sleep(_REQREP, stamp - self._now)
+            sleep.post = post
+            self._attached += 1
+        else:
+            posts.append(post)
+
+    def _attach(self, events: list[Event]) -> None:
+        """Give the engine's events of a new instant to the sleeps that end with them."""
+        subs: list[Event] = []
+        for event in events:
+            kind = event.type
+            sleep: _Sleep | None = None
+            if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
+                job = event.data["job"]
+                sleep = self._jobs.pop(job.id, None)
+                if sleep is None:  # not modelled (re-paced): it ends now
+                    bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
+                    sleep = self._sleep(_JOB, 0.0, bw, job.id)
+            elif kind == JOB_SUBMITTED:
+                subs.append(event)
+                continue
+            elif kind == NO_MORE_STATIC_JOB_TO_SUBMIT and subs:
+                self._bye = [event]  # posted once the last submission is received
+                continue
+            elif kind == REQUESTED_CALL:
+                waiting = self._waiters.get(event.data["requested_at"])
+                sleep = waiting.popleft() if waiting else self._sleep(_WAITER, 0.0)
+                if waiting is not None and not waiting:
+                    del self._waiters[event.data["requested_at"]]
+            else:  # caused by decisions of this instant (kills, P-state changes): known now
+                if kind == JOB_COMPLETED:
+                    self._forget(event.data["job_id"])
+                self._writer.append(event)
+                continue
+            if not sleep.events:
+                self._attached += 1
+            sleep.events.append(event)
+        if subs:
+            self._sub_events += subs
+            sleep = self._submitter
+            if sleep is None:
+                sleep = self._submitter = self._sleep(_SUBMITTER, 0.0)
+            if not sleep.events:
+                sleep.events = self._sub_events
+                self._attached += 1
+
+    # --- SimGrid steps ----------------------------------------------------------------------
+    def _run(self) -> Message | None:
+        """Step SimGrid until the server sends a message (returned) or nothing of the current
+        instant is left (None)."""
+        queue = self._queue
+        sleeps = self._sleeps
+        while True:
+            if self._receiving is None and queue:  # the server takes the first message
+                self._receiving = queue.popleft()
+                self._remains = 1.0
+                self._seq += 1
+                self._comm_seq = self._seq  # the transfer is a SimGrid action from now
+            receiving = self._receiving
+            if receiving is None and not self._attached:
+                if self._writer and not self._busy:
+                    return self._send()
+                return None
+            rem = self._rem
+            nearest = delta = float(rem.min())
+            if receiving is not None:
+                delta = min(delta, self._remains / receiving.bandwidth)
+            self._now += delta
+            rem -= delta
+            # Nothing ends unless the nearest sleep gets within the largest precision.
+            ended = np.flatnonzero(rem < self._prec) if nearest - delta < self._max_prec else ()
+            fired = []
+            for slot in ended:
+                sleep = sleeps[slot]
+                self._rem[slot] = np.inf
+                sleeps[slot] = None
+                self._free.append(int(slot))
+                if sleep.kind == _JOB:
+                    self._jobs.pop(sleep.job_id, None)
+                    fine = self._fine.get(sleep.job_id)
+                    if fine is not None and sleep.events:
+                        fine[1] = self._now
+                if sleep.events or sleep.post is not None:
+                    self._attached -= 1
+                    fired.append(sleep)
+                elif sleep.kind == _SUBMITTER:
+                    # A submission time without submissions in the engine: should not happen.
+                    self._submitter = None
+            # Has every host's energy been brought up to this clock value (by a job that
+            # started or ended at an earlier step with the same clock)?
+            fresh = self._fresh == self._now
+            message = None
+            comm_seq = self._comm_seq
+            if receiving is not None:
+                self._remains -= receiving.bandwidth * delta
+                if self._remains < WORK_PRECISION:
+                    self._receiving = None
+                    message = self._handle(receiving)
+            # Messages posted in this step, in the order the actors post them. SimGrid runs the
+            # actors woken by ended actions in the order those actions began, one call each per
+            # sub-round: the master_host actors post at once (the submitter, waiters, the
+            # REQ-REP actor, whether a sleep or the received message woke them), and so do
+            # ending jobs if the clock is fresh; otherwise a job first brings every stale host's
+            # energy up to date (Batsim's energy trace sums all hosts; one SimGrid call per
+            # host), so it posts after everyone, even after a REQ-REP actor created now.
+            now_posts: list[tuple[int, _Post]] = [(comm_seq, post) for post in self._after]
+            self._after = []
+            late: list[tuple[int, _Post]] = []
+            for sleep in fired:
+                if sleep.post is not None:
+                    now_posts.append((sleep.seq, sleep.post))
+                    continue
+                events = self._submitter_wakes() if sleep.kind == _SUBMITTER else sleep.events
+                post = _Post(sleep.kind, sleep.bandwidth, events)
+                if sleep.kind == _JOB and self._energy:
+                    self._fresh = self._now
+                    if not fresh:
+                        late.append((sleep.seq, post))
+                        continue
+                now_posts.append((sleep.seq, post))
+            now_posts.sort(key=_first)
+            queue.extend(post for _, post in now_posts)
+            late.sort(key=_first)
+            if message is not None:  # the new REQ-REP actor posts before them
+                self._late = [post for _, post in late]
+                return message
+            queue.extend(post for _, post in late)
+
+    def _handle(self, post: _Post) -> Message | None:
+        """The server receives ``post`` now, then sends a message if its mailbox is empty
+        (messages posted in this very step are not there yet) and the scheduler ready."""
+        if post.action == "decision":
+            self._started(post.payload)
+            self._reqrep_posts(self._after)
+        elif post.action == "ready":
+            self._busy = False
+        else:
+            self._writer += post.events
+            if post.kind == _SUBMITTER and post.events and post.events[0].type == JOB_SUBMITTED:
+                self._submitter_sleeps()
+                if self._bye is not None and not self._sub_events:
+                    self._after.append(_Post(_SUBMITTER, LOOPBACK_BANDWIDTH, self._bye))
+                    self._bye = None
+        if self._writer and not self._busy and not self._queue:
+            return self._send()
+        return None
+
+    def _send(self) -> Message:
+        events = self._writer
+        self._writer = []
+        self._busy = True
+        # Batsim prints its clock with 6 decimals (``%f``): the scheduler's ``now``, which
+        # its reply's timestamps echo (and its decisions may depend on).
+        return Message(float(f"{self._now:.6f}"), events)
+
+    def _skip_to(self, when: float) -> None:
+        """SimGrid's clock jumps to ``when`` (a scheduling delay), sleeps advancing with it."""
+        if when > self._now:
+            delta = when - self._now
+            self._now += delta
+            self._rem -= delta
+            self._rem[self._rem < 0.0] = 0.0
+
+    def _drain(self) -> list[Event]:
+        """Every event of this instant not sent yet, in the order Batsim receives them."""
+        out = self._writer
+        self._writer = []
+        if self._receiving is not None:
+            out += self._receiving.events
+            self._receiving = None
+        for post in self._queue:
+            out += post.events
+        self._queue.clear()
+        for post in self._late:
+            out += post.events
+        self._late = []
+        carrying = [s for s in self._sleeps if s is not None and s.events]
+        carrying.sort(key=lambda s: (self._rem[s.slot], s.kind, s.seq))
+        for sleep in carrying:
+            if sleep.kind == _SUBMITTER:
+                out += self._sub_events
+                for _ in self._sub_events:
+                    self._subtimes.popleft()
+                self._sub_events = []
+                self._sub_wake = self._now
+                self._release(sleep)
+                self._submitter_sleeps()
+            else:
+                out += sleep.events
+                self._release(sleep)
+        if self._bye is not None:
+            out += self._bye
+            self._bye = None
+        for sleep in self._sleeps:
+            if sleep is not None and sleep.post is not None:
+                self._attached -= 1
+                self._release(sleep)
+        self._reqrep.clear()
+        self._busy = True
+        self._after = []
+        return out
+
+
+def _run_time(engine: Engine, job: Any) -> tuple[float, bool]:
+    """How long Batsim's job actor sleeps or computes, and whether it computes (a parallel
+    task, which ends at its work's precision, not at the sleeps' 1e-9 s): a delay job
+    ``delay`` unless its walltime is not longer (then it sleeps the walltime); a parallel task
+    its flops at its slowest host's speed (P-state changes are not modelled), unless its
+    walltime is not longer."""
+    profile = job.profile
+    walltime = job.spec.walltime
+    if profile.type == "delay":
+        duration = float(profile.delay or 0.0)
+    else:
+        work = float(profile.cpu or 0.0)
+        if profile.type == "parallel_homogeneous_total":
+            work /= len(job.alloc)
+        speed = min(engine.host_speed(h) for h in job.alloc)
+        duration = work / speed if speed > 0.0 else math.inf
+        if walltime is None or duration < walltime:
+            return duration, True
+    if walltime is not None and not duration < walltime:
+        return float(walltime), False
+    return duration, False
+
+
+_RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)
+
+
+def _first(pair: tuple[int, _Post]) -> int:
+    return pair[0]
+
+
+__all__ = [
+    "LOOPBACK_BANDWIDTH",
+    "TIMING_PRECISION",
+    "BatsimTiming",
+    "completion_bandwidths",
+]

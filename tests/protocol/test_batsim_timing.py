@@ -1,0 +1,234 @@
+"""Batsim 4.2.1's grouping of one instant's events into messages (``BatsimTiming``), on
+hand-built cases whose sub-nanosecond timeline is worked out below (1 host whose route to the
+master host runs at 40 MB/s: a completion travels 2.5e-8 s; an internal message on the master
+host 1e-10 s; SimGrid ends a sleep due within 1e-9 s of the current step with it)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import zmq
+
+from hdeeprm.cli.sim import serve
+from hdeeprm.errors import InputError
+from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
+from hdeeprm.simulation import Engine, SimPlatform
+from hdeeprm.simulation.events import (
+    JOB_COMPLETED,
+    JOB_SUBMITTED,
+    NO_MORE_STATIC_JOB_TO_SUBMIT,
+    SIMULATION_ENDS,
+    ExecuteJob,
+    Message,
+)
+from hdeeprm.workload.model import JobSpec, Profile, Workload
+
+ROUTE = 40e6  # bytes/s: KTH-SP2's node links
+
+
+def _workload(*jobs: tuple[str, float, float]) -> Workload:
+    """Delay jobs ``(id, subtime, delay)`` on one host each."""
+    specs = [JobSpec(jid, sub, 1, jid, None) for jid, sub, _ in jobs]
+    profiles = {jid: Profile(jid, "delay", delay=delay) for jid, _, delay in jobs}
+    return Workload(0, specs, profiles, "w0")
+
+
+def _label(message: Message) -> list[str]:
+    short = {JOB_SUBMITTED: "S", JOB_COMPLETED: "C", NO_MORE_STATIC_JOB_TO_SUBMIT: "N"}
+    return [
+        short[e.type] + (":" + e.data["job_id"].split("!")[1] if "job_id" in e.data else "")
+        for e in message.events
+    ]
+
+
+def _fcfs(nb_hosts: int, jobs: Workload, timing: bool) -> list[tuple[float, list[str]]]:
+    """Serve ``jobs`` to a FCFS scheduler (one host per job, in submission order), through
+    Batsim's timing or the engine's one message per instant; return every message."""
+    engine = Engine(SimPlatform.homogeneous(nb_hosts, [1e9]), jobs)
+    sim = BatsimTiming(engine, [ROUTE] * nb_hosts) if timing else engine
+    sim.start()
+    queue: list[str] = []
+    free = list(range(nb_hosts))
+    messages = []
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        messages.append((message.now, _label(message)))
+        for event in message.events:
+            if event.type == JOB_SUBMITTED:
+                queue.append(event.data["job_id"])
+            elif event.type == JOB_COMPLETED:
+                free += event.data["alloc"]
+        decisions = []
+        while queue and free:
+            decisions.append(ExecuteJob(queue.pop(0), [free.pop(0)]))
+        message = sim.proceed(decisions)
+    return messages
+
+
+def test_submission_and_completion_in_one_step_travel_together_submission_first() -> None:
+    # a (submitted at 1) starts when its EXECUTE_JOB reaches the server: 1 + 2e-10 (the
+    # submitter woke at 1, its message took 1e-10, the decision another 1e-10); it is due at
+    # 10 + 2e-10. The submitter wakes at 10 + 1e-10 (its previous message took 1e-10): a's
+    # remaining 1e-10 < 1e-9, so a ends in the same step; the submitter posts first, the
+    # server receives b's submission at 10 + 2e-10 while a's completion waits in the mailbox,
+    # so it sends nothing until that arrives (10 + 2e-10 + 2.5e-8): one message, b first.
+    jobs = _workload(("a", 1.0, 9.0), ("b", 10.0, 1.0))
+    assert _fcfs(1, jobs, timing=True) == [
+        (1.0, ["S:a"]),
+        (10.0, ["S:b", "C:a", "N"]),
+        (11.0, ["C:b"]),
+    ]
+    # The engine's own rule: completions first.
+    assert _fcfs(1, jobs, timing=False)[1] == (10.0, ["C:a", "S:b", "N"])
+
+
+def test_completion_more_than_a_nanosecond_late_comes_in_a_second_message() -> None:
+    # c and a are submitted at 1; c runs first (start 1 + 2e-10, due 6 + 2e-10). c's
+    # completion reaches the server 2.5e-8 later, a starts 1e-10 after that message:
+    # a is due at 10 + 2.5e-8 + 3e-10. b's submission arrives at 10 + 2e-10, a's sleep still
+    # has 2.5e-8 to go (> 1e-9): Batsim sends [b] alone, then the bye (posted once b's
+    # submission was received, 1e-10 later), then [a's completion]. Since the host is busy, b
+    # starts only after that third message.
+    jobs = _workload(("c", 1.0, 5.0), ("a", 1.0, 4.0), ("b", 10.0, 1.0))
+    assert _fcfs(1, jobs, timing=True) == [
+        (1.0, ["S:c", "S:a"]),
+        (6.0, ["C:c"]),
+        (10.0, ["S:b"]),
+        (10.0, ["N"]),
+        (10.0, ["C:a"]),
+        (11.0, ["C:b"]),
+    ]
+    assert _fcfs(1, jobs, timing=False)[2] == (10.0, ["C:a", "S:b", "N"])
+
+
+def test_the_last_submission_and_the_bye_travel_apart() -> None:
+    # The submitter's bye (NOTIFY no_more_static_job_to_submit) is posted once its last
+    # submission is received, after the server has already sent that submission alone.
+    jobs = _workload(("a", 1.0, 2.0))
+    assert _fcfs(1, jobs, timing=True) == [(1.0, ["S:a"]), (1.0, ["N"]), (3.0, ["C:a"])]
+
+
+def test_queued_completions_are_received_one_transfer_after_another() -> None:
+    # Two jobs end in the same step: their completions cross the network one after the other
+    # (the server takes one message at a time), in start order, then go out together.
+    jobs = _workload(("a", 1.0, 4.0), ("b", 1.0, 4.0), ("c", 2.0, 1.0))
+    messages = _fcfs(2, jobs, timing=True)
+    assert (5.0, ["C:a", "C:b"]) in messages
+
+
+def test_same_results_as_the_engine_whatever_the_grouping() -> None:
+    # Grouping changes what a scheduler sees, not the simulation: with a scheduler whose
+    # decisions do not depend on it, jobs start and end at the same times.
+    jobs = _workload(("a", 1.0, 9.0), ("b", 10.0, 1.0), ("c", 10.0, 3.0))
+    assert [m[0] for m in _fcfs(1, jobs, timing=True)][-1] == 14.0
+
+
+def test_completion_bandwidths_of_a_generated_platform(tmp_path: Path) -> None:
+    xml = tmp_path / "platform.xml"
+    xml.write_text(
+        """<?xml version="1.0"?>
+<platform version="4.1"><zone id="main" routing="Full">
+ <zone id="master" routing="Full"><host id="master_host" speed="1Gf"/></zone>
+ <zone id="clu_0" routing="Full"><router id="rou_0"/>
+  <link id="udl_0" bandwidth="40MBps" latency="0s"/>
+  <host id="cor_00" speed="1Gf"/>
+  <route src="cor_00" dst="rou_0"><link_ctn id="udl_0"/></route>
+  <host id="cor_01" speed="1Gf"/>
+ </zone>
+ <link id="glob_0" bandwidth="1Gbps" latency="0s"/>
+ <zoneRoute src="clu_0" dst="master" gw_src="rou_0" gw_dst="master_host">
+  <link_ctn id="glob_0"/></zoneRoute>
+</zone></platform>"""
+    )
+    bandwidths = completion_bandwidths(xml)
+    # cor_00: min(40 MB/s, 1 Gb/s = 125 MB/s); cor_01 has no route of its own: its zone's.
+    assert bandwidths["cor_00"] == 40e6
+    assert bandwidths["cor_01"] == 125e6
+    xml.write_text(xml.read_text().replace('bandwidth="1Gbps"', 'bandwidth="fast"'))
+    with pytest.raises(InputError, match="fast"):
+        completion_bandwidths(xml)
+
+
+ONE_HOST_XML = """<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="main" routing="Full">
+ <zone id="master" routing="Full"><host id="master_host" speed="1Gf"/></zone>
+ <zone id="clu_0" routing="Full"><router id="rou_0"/>
+  <link id="udl_0" bandwidth="40MBps" latency="0s" sharing_policy="SPLITDUPLEX"/>
+  <host id="cor_0" speed="1Gf"/>
+  <route src="cor_0" dst="rou_0" symmetrical="NO"><link_ctn id="udl_0" direction="UP"/></route>
+ </zone>
+ <link id="glob_0" bandwidth="1Gbps" latency="0s" sharing_policy="SPLITDUPLEX"/>
+ <zoneRoute src="clu_0" dst="master" gw_src="rou_0" gw_dst="master_host" symmetrical="NO">
+  <link_ctn id="glob_0" direction="UP"/></zoneRoute>
+</zone></platform>"""
+
+
+def test_hdeeprm_sim_batsim_timing_over_the_wire(tmp_path: Path) -> None:
+    # The second case above through serve(): a scheduler on a ZeroMQ socket gets Batsim's
+    # messages, and out_jobs.csv reports Batsim's times (a started 2.5e-8 + 3e-10 s after 6).
+    (tmp_path / "platform.xml").write_text(ONE_HOST_XML)
+    doc = {
+        "nb_res": 1,
+        "jobs": [
+            {"id": jid, "subtime": sub, "res": 1, "profile": jid}
+            for jid, sub in (("c", 1), ("a", 1), ("b", 10))
+        ],
+        "profiles": {
+            jid: {"type": "delay", "delay": d} for jid, d in (("c", 5), ("a", 4), ("b", 1))
+        },
+    }
+    (tmp_path / "workload.json").write_text(json.dumps(doc))
+    context = zmq.Context()
+    socket = context.socket(zmq.REP)
+    socket.setsockopt(zmq.LINGER, 0)
+    endpoint = f"tcp://127.0.0.1:{socket.bind_to_random_port('tcp://127.0.0.1')}"
+    done: list[str] = []
+    thread = threading.Thread(
+        target=lambda: done.append(
+            serve(tmp_path / "platform.xml", [tmp_path / "workload.json"], str(tmp_path / "out"),
+                  endpoint, timeout=10, batsim_timing=True)
+        )
+    )
+    thread.start()
+    seen, queue, free = [], [], [0]
+    try:
+        while True:
+            assert socket.poll(10_000), "no message from hdeeprm-sim"
+            message = json.loads(socket.recv())
+            kinds = [e["type"] for e in message["events"]]
+            seen.append((message["now"], kinds))
+            for event in message["events"]:
+                if event["type"] == "JOB_SUBMITTED":
+                    queue.append(event["data"]["job_id"])
+                elif event["type"] == "JOB_COMPLETED":
+                    free.append(0)
+            reply = []
+            while queue and free:
+                free.pop()
+                reply.append({"timestamp": message["now"], "type": "EXECUTE_JOB",
+                              "data": {"job_id": queue.pop(0), "alloc": "0"}})
+            socket.send_string(json.dumps({"now": message["now"], "events": reply}))
+            if "SIMULATION_ENDS" in kinds:
+                break
+    finally:
+        thread.join(10)
+        socket.close(linger=0)
+        context.term()
+    assert done
+    assert seen[1:] == [
+        (1.0, ["JOB_SUBMITTED", "JOB_SUBMITTED"]),
+        (6.0, ["JOB_COMPLETED"]),
+        (10.0, ["JOB_SUBMITTED"]),
+        (10.0, ["NOTIFY"]),
+        (10.0, ["JOB_COMPLETED"]),
+        (11.0, ["JOB_COMPLETED"]),
+        (11.0, ["SIMULATION_ENDS"]),
+    ]
+    jobs = pd.read_csv(tmp_path / "out_jobs.csv").set_index("job_id")
+    assert jobs.loc["a", "starting_time"] == 6.0  # 6 + 2.53e-8 s, printed with 6 decimals
+    assert jobs.loc["b", "starting_time"] == 10.0 and jobs.loc["b", "finish_time"] == 11.0

@@ -1,10 +1,13 @@
 """EASY backfilling on whole traces, timed: RICC (447,794 jobs, 8,192 cores) and LCG.
 
 Usage: ``python benchmarks/easy_backfilling.py [TRACE ...] [--scheduler SPEC] [--nb-jobs N]
-[--baseline] [--profile]`` with TRACE among ``ricc``, ``lcg``, ``kth``, ``gaia`` (default
-``ricc lcg``) and SPEC a preset (``easy``, ``easy++``, ...) or a JSON object. Prints conversion,
-simulation (deciding vs engine) and output times, decision points and backfilled jobs;
-``--baseline`` also runs the blocking ``first-high_gflops`` pair on the same workload.
+[--baseline] [--profile] [--keep-out DIR]`` with TRACE among ``ricc``, ``lcg``, ``kth``,
+``gaia`` (default ``ricc lcg``) and SPEC a preset (``easy``, ``easy++``, ...) or a JSON
+object. Prints conversion, simulation (deciding vs engine) and output times, decision points
+and backfilled jobs;
+``--baseline`` also runs the blocking ``first-high_gflops`` pair on the same workload;
+``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<N or all>_<run>.csv`` (to
+compare results before and after a change, bit for bit).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import logging
 import os
 import pstats
+import shutil
 import sys
 import tempfile
 import time
@@ -39,7 +43,14 @@ CASES = {
 }
 
 
-def bench(case: str, spec: object, nb_jobs: int | None, baseline: bool, profile: bool) -> None:
+def bench(
+    case: str,
+    spec: object,
+    nb_jobs: int | None,
+    baseline: bool,
+    profile: bool,
+    keep: Path | None = None,
+) -> None:
     trace_name, platform_name = CASES[case]
     trace = TRACES / trace_name
     platform_path = REPO / "platform_examples" / platform_name
@@ -79,13 +90,18 @@ def bench(case: str, spec: object, nb_jobs: int | None, baseline: bool, profile:
             profiler = cProfile.Profile() if profile else None
             if profiler:
                 profiler.enable()
-            t2 = time.perf_counter()
+            t2, c2 = time.perf_counter(), time.process_time()
             deciding = run(engine, manager)
-            t3 = time.perf_counter()
+            t3, c3 = time.perf_counter(), time.process_time()
             if profiler:
                 profiler.disable()
-            write_outputs(engine, out)
+            paths = write_outputs(engine, out)
             t4 = time.perf_counter()
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                tag = "easy" if sched_spec else "blocking"
+                name = f"{case}_{nb_jobs or 'all'}_{tag}.csv"
+                shutil.copyfile(paths["jobs"], keep / name)
             sim = t3 - t2
             waits = [
                 j.start_time - j.spec.subtime
@@ -97,6 +113,7 @@ def bench(case: str, spec: object, nb_jobs: int | None, baseline: bool, profile:
                 f"    simulation   {sim:8.2f} s (deciding {deciding:.2f} s, engine "
                 f"{sim - deciding:.2f} s); outputs {t4 - t3:.2f} s"
             )
+            print(f"    simulation CPU {c3 - c2:6.2f} s")
             print(
                 f"    decisions    {manager.nb_decisions:,} ({manager.nb_decisions / sim:,.0f}/s)"
                 f"; jobs/s {len(engine.finished_jobs) / sim:,.0f}"
@@ -119,12 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nb-jobs", type=int, default=None)
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--keep-out", type=Path, default=None)
     args = parser.parse_args(argv)
     # over-subscription warnings would go to stderr (no handler): not part of the timing
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     spec = json.loads(args.scheduler) if args.scheduler.startswith("{") else args.scheduler
     for case in args.traces:
-        bench(case, spec, args.nb_jobs, args.baseline, args.profile)
+        bench(case, spec, args.nb_jobs, args.baseline, args.profile, args.keep_out)
     return 0
 
 

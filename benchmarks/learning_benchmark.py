@@ -4,36 +4,44 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation minimal|queue|...]
 [--timesteps N] [--vector sync|async] [--num-envs N] [--no-prior] [--out DIR]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
-[--train-windows N] [--eval-windows N] [--num-steps N]``
+[--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
+[--eval-every N] [--selection PAIR [PAIR ...]] [--gamma G] [--gae-lambda L]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
 ``platform_examples/kth_sp2.json``), and the window options override the mode's ranges:
 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
-   windows drawn (seed 0) from the first part of the trace (``train_jobs``); the best mean
-   objective wins.
-   This is what a practitioner without learning would deploy.
-2. **Training**: PPO (:mod:`hdeeprm.training.ppo`) on windows sampled per episode from the same
-   part, its initial policy favouring that pair (``--no-prior``: uniform).
-3. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training never sees:
-   the trained model (greedy), all 36 pairs and random choice, same windows and seeds.
+   windows drawn (seed 0) from the training part (``train_jobs``; these are the validation
+   windows, ``episodes.val_jobs = train_jobs``); the best mean objective wins. This is what a
+   practitioner without learning would deploy.
+2. **Training**, once per seed of ``--seeds``: PPO (:mod:`hdeeprm.training.ppo`) on windows
+   sampled per episode from the training part, its initial policy favouring that pair
+   (``--no-prior``: uniform). Every ``--eval-every`` updates the greedy policy plays the same
+   validation windows and the best checkpoint is kept (:mod:`hdeeprm.training.validation`).
+3. **Selection**: of every seed's best checkpoint, the one with the best validation objective.
+   Only the training part was looked at so far.
+4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
+   never see: the selected model (greedy), every fixed pair and random choice, same windows
+   and seeds. Every seed's best and final models are evaluated too and printed beside their
+   validation figures, so the selection is visible; the verdict is about the selected model.
 
 Prints the table (mean objective, median, mean slowdown, mean bounded slowdown, wall time,
-steps/s, per window), the training throughput, and whether the model beat the pair chosen on
-the training windows. Writes ``evaluation.csv``, ``evaluation.png``, ``training_log.csv`` and
-``model.pt`` in ``--out``. Quick mode (2,000-job windows, 6 training windows for the pair
-choice, 60,000 training decisions, 3 held-out windows) takes about 10 minutes on a loaded
-2-core machine; full mode is the issue's setting (4,000-job windows, 8 + 8 windows, 2 M
-training decisions): about 3.5 M decisions in all, one to two hours at the quick mode's rates.
+steps/s, per window), the per-seed table, the training throughput (wall and CPU time), and
+whether the selected model beat the pair chosen on the training windows. Writes
+``evaluation.csv``, ``evaluation.png``, ``model.pt`` (the selected checkpoint) and per seed
+``seed_<s>/{training_log.csv, validation_log.csv, best_model.pt}`` in ``--out``. Quick mode
+(2,000-job windows, 6 training windows, 60,000 training decisions, 3 held-out windows) takes
+about 10 minutes per seed on a loaded 2-core machine; full mode is the issue's setting
+(4,000-job windows, 8 + 8 windows, 2 M training decisions).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
+import math
 import sys
 import tempfile
 import time
@@ -76,31 +84,48 @@ MODES = {
 
 
 def options_for(
-    mode: dict, objective: str, observation: str, seed: int, trace: Path, platform: Path
+    mode: dict,
+    objective: str,
+    observation: str,
+    seed: int,
+    trace: Path,
+    platform: Path,
+    selection: list[str] | None = None,
 ) -> dict:
+    env: dict = {
+        "objective": objective,
+        "observation": observation,
+        "episodes": {
+            "window_jobs": mode["window_jobs"],
+            "train_jobs": mode["train_jobs"],
+            "eval_jobs": mode["eval_jobs"],
+            "eval_windows": mode["eval_windows"],
+            "eval_seed": 0,
+            # validation (pair choice, checkpoint and seed selection): the training part
+            "val_jobs": mode["train_jobs"],
+            "val_windows": mode["train_windows"],
+            "val_seed": 0,
+        },
+    }
+    if selection:
+        groups: dict[str, list[str]] = {}
+        for name in selection:
+            job, _, core = name.partition("-")
+            groups.setdefault(job, []).append(core)
+        env["actions"] = {"selection": [{job: cores} for job, cores in groups.items()]}
     return {
         "seed": seed,
         "workload_file_path": str(trace.resolve()),
         "platform_file_path": str(platform.resolve()),
         "pybatsim": {
             "log_level": "ERROR",
-            "env": {
-                "objective": objective,
-                "observation": observation,
-                "episodes": {
-                    "window_jobs": mode["window_jobs"],
-                    "train_jobs": mode["train_jobs"],
-                    "eval_jobs": mode["eval_jobs"],
-                    "eval_windows": mode["eval_windows"],
-                    "eval_seed": 0,
-                },
-            },
+            "env": env,
             "agent": {"type": "LEARNING", "algorithm": "ppo"},
         },
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(MODES), default="quick")
     parser.add_argument(
@@ -111,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--observation", default="minimal", choices=["minimal", "small", "normal", "queue"]
     )
-    parser.add_argument("--timesteps", type=int, default=None, help="training decisions")
+    parser.add_argument("--timesteps", type=int, default=None, help="training decisions per seed")
     parser.add_argument("--vector", choices=["sync", "async"], default="sync")
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument(
@@ -126,12 +151,31 @@ def main(argv: list[str] | None = None) -> int:
         help="entropy bonus (small: 36 near-equivalent pairs)",
     )
     parser.add_argument("--prior-probability", type=float, default=0.5)
+    parser.add_argument("--gamma", type=float, default=0.99, help="PPO discount")
+    parser.add_argument("--gae-lambda", type=float, default=0.95, help="PPO GAE lambda")
+    parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument(
         "--pair",
         default=None,
         help="skip step 1: take this pair as the one chosen on training windows",
     )
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=None, help="training seeds (default: --seed)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="one training seed")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=20,
+        help="validate every N updates and keep the best checkpoint (0: final model only)",
+    )
+    parser.add_argument(
+        "--selection",
+        nargs="+",
+        default=None,
+        metavar="PAIR",
+        help="action space: these pairs only (e.g. one per job policy on a homogeneous platform)",
+    )
     parser.add_argument("--trace", type=Path, default=TRACE, help="SWF trace (default: Gaia)")
     parser.add_argument(
         "--platform", type=Path, default=PLATFORM, help="platform JSON (default: gaia.json)"
@@ -144,11 +188,90 @@ def main(argv: list[str] | None = None) -> int:
     window.add_argument(
         "--eval-jobs", type=int, nargs=2, metavar=("START", "END"), help="held-out part"
     )
-    window.add_argument("--train-windows", type=int, help="training windows for the pair choice")
+    window.add_argument(
+        "--train-windows", type=int, help="training (validation) windows for pair and model choice"
+    )
     window.add_argument("--eval-windows", type=int, help="held-out windows")
     window.add_argument("--num-steps", type=int, help="PPO rollout length per environment")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
+    args.seeds = args.seeds or [args.seed]
+    return args
+
+
+def train_seed(
+    args: argparse.Namespace,
+    mode: dict,
+    seed: int,
+    inputs,
+    options_path: Path,
+    folder: Path,
+    best_pair_name: str,
+) -> dict:
+    """Train one seed; its validation history, best checkpoint and final model."""
+    timesteps = args.timesteps or mode["timesteps"]
+    config = PPOConfig(
+        total_timesteps=timesteps,
+        num_envs=args.num_envs,
+        num_steps=mode["num_steps"],
+        vector=args.vector,
+        seed=seed,
+        split="train",
+        prior_action=None if args.no_prior else best_pair_name,
+        prior_probability=args.prior_probability,
+        ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        learning_rate=args.learning_rate,
+        eval_every=args.eval_every,
+    )
+    if args.vector == "async":
+        fns = env_factories(options_path, args.num_envs, output_dir=folder.parent, split="train")
+    else:
+        fns = inputs_factories(inputs, args.num_envs, "train")
+    val_env = HeterogeneousClusterEnv(inputs=inputs, split="val") if args.eval_every else None
+    trainer = PPOTrainer(config, fns, run_dir=folder, tensorboard=False, val_env=val_env)
+    n_updates = max(1, timesteps // config.batch_size)
+
+    def report(row: dict) -> None:
+        if row["update"] % max(1, n_updates // 10) == 0 or "val_objective" in row:
+            val = row.get("val_objective")
+            extra = "" if val is None else f", validation {val:.6g}"
+            print(
+                f"  seed {seed} update {row['update']}: {row['steps']} steps, objective "
+                f"{row['objective']:.6g}, entropy {row['entropy']:.3f}{extra}, "
+                f"{row['steps_per_s']:,.0f} steps/s",
+                flush=True,
+            )
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    trainer.learn(timesteps, callback=report)
+    trainer.close()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    trainer.save(folder / "final_model.pt")
+    out = {"seed": seed, "final": trainer, "wall": wall, "cpu": cpu, "steps": trainer.global_step}
+    if trainer.validator is not None and trainer.validator.best is not None:
+        best = trainer.validator.best
+        out.update(
+            best=PPOTrainer.load(folder / "best_model.pt"),
+            best_val=best.objective,
+            best_update=best.update,
+            final_val=trainer.validator.history[-1].objective,
+        )
+    else:  # no validation: the final model is the only candidate, chosen blind
+        out.update(best=trainer, best_val=math.nan, best_update=trainer.updates, final_val=math.nan)
+    print(
+        f"seed {seed}: {trainer.global_step} steps, {trainer.episodes} episodes in {wall:.1f} s "
+        f"wall, {cpu:.1f} s CPU ({trainer.global_step / wall:,.0f} steps/s wall, "
+        f"{trainer.global_step / cpu:,.0f} per CPU s); best validation {out['best_val']:.6g} "
+        f"after update {out['best_update']}, final {out['final_val']:.6g}",
+        flush=True,
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     for path in (args.trace, args.platform):
         if not path.is_file():
             print(f"not found: {path}", file=sys.stderr)
@@ -161,12 +284,19 @@ def main(argv: list[str] | None = None) -> int:
             mode[key] = list(value) if isinstance(value, list) else value
     if args.num_steps is not None:
         mode["num_steps"] = args.num_steps
-    timesteps = args.timesteps or mode["timesteps"]
+    sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
+    cpu_start = time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
         raw = options_for(
-            mode, args.objective, args.observation, args.seed, args.trace, args.platform
+            mode,
+            args.objective,
+            args.observation,
+            args.seeds[0],
+            args.trace,
+            args.platform,
+            args.selection,
         )
         options_path = out / "options.json"
         options_path.write_text(json.dumps(raw, indent=2))
@@ -177,113 +307,132 @@ def main(argv: list[str] | None = None) -> int:
             f"inputs prepared in {time.perf_counter() - t0:.1f} s: "
             f"{len(inputs.workload.jobs)} jobs, {len(inputs.platform.cores)} cores; "
             f"mode {args.mode}, objective {args.objective}, {args.observation} observation; "
-            f"windows of {mode['window_jobs']} jobs, train {mode['train_jobs']}, "
-            f"held-out {mode['eval_jobs']}"
+            f"windows of {mode['window_jobs']} jobs, train {mode['train_jobs']} "
+            f"({mode['train_windows']} validation windows), held-out {mode['eval_jobs']}; "
+            f"seeds {args.seeds}"
         )
 
-        # 1. the pair a practitioner would pick: best on fixed windows of the training part
-        #    (the training part's jobs served as "evaluation" windows of a second options
-        #    object: same trace, same inputs, nothing of the held-out part)
-        pick = options_for(
-            {
-                **mode,
-                "train_jobs": mode["eval_jobs"],
-                "eval_jobs": mode["train_jobs"],
-                "eval_windows": mode["train_windows"],
-            },
-            args.objective,
-            args.observation,
-            args.seed,
-            args.trace,
-            args.platform,
-        )
-        pick_inputs = dataclasses.replace(
-            inputs, options=options_from_json(pick, out / "pick_options.json")
-        )
-        pick_env = HeterogeneousClusterEnv(inputs=pick_inputs, split="eval")
+        # 1. the pair a practitioner would pick: best on the validation windows of the
+        #    training part (nothing of the held-out part)
+        val_env = HeterogeneousClusterEnv(inputs=inputs, split="val")
         pairs = {
             n: p
-            for n, p in ev.baseline_policies(pick_env.action_names, 0).items()
+            for n, p in ev.baseline_policies(val_env.action_names, 0).items()
             if n != ev.RANDOM
         }
+        val_pairs: dict[str, float] = {}
         if args.pair is not None:
             if args.pair not in pairs:
-                parser.error(f"--pair {args.pair!r} is not a pair of the action space")
+                print(f"--pair {args.pair!r} is not a pair of the action space", file=sys.stderr)
+                return 2
             best = args.pair
             print(f"pair given with --pair: {best} (training windows not evaluated)")
         else:
             t1 = time.perf_counter()
-            train_results = ev.evaluate(pick_env, pairs, seed=0)
+            train_results = ev.evaluate(val_env, pairs, seed=0)
             summaries = ev.summarize(train_results)
+            val_pairs = {s.policy: s.mean_objective for s in summaries}
             best = ev.best_pair(summaries, args.objective, list(pairs))
-            best_train = next(s for s in summaries if s.policy == best)
             steps = sum(r.steps for r in train_results)
             print(
                 f"best pair on {mode['train_windows']} training windows: {best} "
-                f"({args.objective} {best_train.mean_objective:.6g}); "
+                f"({args.objective} {val_pairs[best]:.6g}); "
                 f"{steps} steps in {time.perf_counter() - t1:.1f} s"
             )
 
-        # 2. training
-        config = PPOConfig(
-            total_timesteps=timesteps,
-            num_envs=args.num_envs,
-            num_steps=mode["num_steps"],
-            vector=args.vector,
-            seed=args.seed,
-            split="train",
-            prior_action=None if args.no_prior else best,
-            prior_probability=args.prior_probability,
-            ent_coef=args.ent_coef,
-        )
-        if args.vector == "async":
-            fns = env_factories(options_path, args.num_envs, output_dir=out, split="train")
-        else:
-            fns = inputs_factories(inputs, args.num_envs, "train")
-        trainer = PPOTrainer(config, fns, run_dir=out, tensorboard=False)
-        t2 = time.perf_counter()
-        rows: list[dict] = []
+        # 2. training, one run per seed, each keeping its best validated checkpoint
+        runs = []
+        for seed in args.seeds:
+            folder = out / f"seed_{seed}"
+            folder.mkdir(exist_ok=True)
+            runs.append(train_seed(args, mode, seed, inputs, options_path, folder, best))
 
-        def report(row: dict) -> None:
-            rows.append(row)
-            if row["update"] % max(1, (timesteps // config.batch_size) // 10) == 0:
-                print(
-                    f"  update {row['update']}: {row['steps']} steps, objective "
-                    f"{row['objective']:.6g}, entropy {row['entropy']:.3f}, "
-                    f"{row['steps_per_s']:,.0f} steps/s",
-                    flush=True,
-                )
-
-        trainer.learn(timesteps, callback=report)
-        trainer.close()
-        train_wall = time.perf_counter() - t2
-        trainer.save(out / "model.pt")
+        # 3. selection on validation only (ties: the first seed given)
+        chosen = min(runs, key=lambda r: sign * r["best_val"]) if args.eval_every else runs[0]
+        chosen["best"].save(out / "model.pt")
+        label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
         print(
-            f"training: {trainer.global_step} steps, {trainer.episodes} episodes in "
-            f"{train_wall:.1f} s -> {trainer.global_step / train_wall:,.0f} steps/s end to end "
-            f"({args.num_envs} {args.vector} environments)"
+            f"\nselected on validation: seed {chosen['seed']}, checkpoint of update "
+            f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
+            + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
+            + ")"
         )
 
-        # 3. held-out evaluation
+        # 4. held-out evaluation
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
-        policies = {
-            "model": ev.model_policy(trainer),
-            **ev.baseline_policies(eval_env.action_names, args.seed),
-        }
+        policies = {label: ev.model_policy(chosen["best"])}
+        policies.update(
+            {n: p for n, p in ev.baseline_policies(eval_env.action_names, 0).items() if n in pairs}
+        )
+        for seed in args.seeds:
+            policies[f"{ev.RANDOM} (seed {seed})"] = ev.random_policy(seed)
+        t3 = time.perf_counter()
         results = ev.evaluate(eval_env, policies, seed=0)
         print()
-        print(ev.format_table(results, args.objective, highlight=["model"], pair_names=list(pairs)))
+        print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
         ev.write_csv(results, out / "evaluation.csv")
-        ev.plot_comparison(results, args.objective, out / "evaluation.png", highlight=["model"])
+        ev.plot_comparison(results, args.objective, out / "evaluation.png", highlight=[label])
         held = {s.policy: s for s in ev.summarize(results)}
-        model, chosen = held["model"], held[best]
-        sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
-        gain = sign * (chosen.mean_objective - model.mean_objective) / abs(chosen.mean_objective)
-        verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
+        per = {(r.policy, r.window): r.objective for r in results}
+        windows = sorted({r.window for r in results})
+
+        def wins(name: str) -> int:
+            return sum(sign * per[(name, w)] < sign * per[(best, w)] for w in windows)
+
+        # every seed's models on the held-out windows, for visibility (not used to choose)
+        extra = {}
+        for run in runs:
+            extra[f"seed {run['seed']} best"] = ev.model_policy(run["best"])
+            extra[f"seed {run['seed']} final"] = ev.model_policy(run["final"])
+        seed_results = ev.evaluate(eval_env, extra, seed=0)
+        eval_wall = time.perf_counter() - t3
+        for r in seed_results:
+            per[(r.policy, r.window)] = r.objective
+        seed_held = {s.policy: s for s in ev.summarize(seed_results)}
         print(
-            f"\nheld-out: model {model.mean_objective:.6g} vs {best} (chosen on training "
-            f"windows) {chosen.mean_objective:.6g}: the model {verdict} it ({gain:+.2%})"
+            f"\nper seed (validation: mean {args.objective} on the {mode['train_windows']} "
+            f"training windows; held-out: on the {len(windows)} held-out windows)"
         )
+        print(
+            f"{'seed':>5}{'best update':>12}{'val best':>12}{'val final':>12}"
+            f"{'held-out best':>15}{'held-out final':>16}{'wins vs pair':>14}"
+        )
+        for run in runs:
+            b, f = seed_held[f"seed {run['seed']} best"], seed_held[f"seed {run['seed']} final"]
+            mark = "*" if run is chosen else " "
+            print(
+                f"{mark}{run['seed']:>4}{run['best_update']:>12}{run['best_val']:>12.6g}"
+                f"{run['final_val']:>12.6g}{b.mean_objective:>15.6g}{f.mean_objective:>16.6g}"
+                f"{wins(b.policy):>11}/{len(windows)}"
+            )
+        model, pair = held[label], held[best]
+        hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
+        randoms = [held[f"{ev.RANDOM} (seed {s})"].mean_objective for s in args.seeds]
+        gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
+        verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
+        train_wall = sum(r["wall"] for r in runs)
+        train_cpu = sum(r["cpu"] for r in runs)
+        steps = sum(r["steps"] for r in runs)
+        print(
+            f"\ntraining: {steps} steps over {len(runs)} seed(s) in {train_wall:.1f} s wall, "
+            f"{train_cpu:.1f} s CPU; held-out evaluation {eval_wall:.1f} s wall; whole run "
+            f"{time.process_time() - cpu_start:.1f} s CPU"
+        )
+        print(
+            f"held-out: selected model {model.mean_objective:.6g} (bounded slowdown "
+            f"{model.mean_bounded_slowdown:.4g}) vs {best} (chosen on training windows) "
+            f"{pair.mean_objective:.6g} (bounded {pair.mean_bounded_slowdown:.4g}): the model "
+            f"{verdict} it ({gain:+.2%}), better on {wins(label)} of {len(windows)} windows; "
+            f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
+            f"{' / '.join(f'{v:.6g}' for v in randoms)}"
+        )
+        if best in val_pairs and args.eval_every:
+            ahead = sign * chosen["best_val"] < sign * val_pairs[best]
+            print(
+                f"on validation the selected model is {'better' if ahead else 'NOT better'} than "
+                f"{best} ({chosen['best_val']:.6g} vs {val_pairs[best]:.6g}): deciding on the "
+                f"training part alone, one would deploy {'the model' if ahead else 'the pair'}"
+            )
         print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
     return 0
 

@@ -1,17 +1,25 @@
 """Does a classic replay stay linear as traces grow? Jobs/s on prefixes of big, loaded traces.
 
 Usage: ``python benchmarks/scaling.py [--traces ricc,lcg,gaia] [--sizes 10000,20000,40000,all]
-[--pair shortest-high_gflops] [--traces-dir DIR] [--keep-out DIR]`` (``DIR`` defaults to
-``$HDEEPRM_TRACES``, else ``../shared/traces`` beside the repository).
+[--pair shortest-high_gflops] [--scheduler easy] [--gaia-ratio] [--traces-dir DIR]
+[--keep-out DIR]`` (``DIR`` defaults to ``$HDEEPRM_TRACES``, else ``../shared/traces`` beside
+the repository).
 
 For each trace and each prefix (the first N usable jobs, or ``all``), one subprocess converts
 the trace, replays it on the embedded engine with the workload manager and one classic policy
-pair, and writes the outputs; running each size in its own process makes its peak RSS honest.
+pair (with ``--scheduler``, a backfilling scheduler of :mod:`hdeeprm.scheduling` chooses the
+jobs and the pair's core policy places them: issue 14's EASY goal), and writes the outputs;
+running each size in its own process makes its peak RSS honest.
 Printed per run: jobs, events, wall time (conversion + simulation + outputs), the simulation's
 share and the deciding share, the process's CPU time (wall much above it means the machine was
 busy with something else), jobs/s and events/s of the simulation, microseconds per job, and
 peak RSS. Then the issue's goals (issue 17): cost per job flat within 2x from the first 10k jobs
 to the whole trace; whole RICC and whole LCG under 60 s; peak RSS under 2 GB.
+
+``--gaia-ratio`` (issue 14) also replays the whole Gaia trace twice in one subprocess, on the
+same converted workload: with the engine's first-fit FCFS (``benchmarks/engine_replay.py``'s
+``AllP0FCFS``, no decision system) and with the workload manager and the pair, and prints the
+ratio of their CPU times (goal: 3x at most).
 
 ``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` (to
 compare results before and after a change, bit for bit).
@@ -42,13 +50,23 @@ TRACES = {
 FLAT_RATIO = 2.0
 WHOLE_TRACE_SECONDS = {"ricc": 60.0, "lcg": 60.0}
 PEAK_RSS_MIB = 2048.0
+#: Issue 14's goal: the decision system's replay at most this many times first-fit's.
+GAIA_RATIO = 3.0
 
 
-def child(trace: str, size: str, pair: str, traces_dir: Path, keep: Path | None) -> dict:
+def child(
+    trace: str,
+    size: str,
+    pair: str,
+    traces_dir: Path,
+    keep: Path | None,
+    scheduler: str | None = None,
+) -> dict:
     """One run in this process; returns its figures (printed as JSON by ``--child``)."""
     from hdeeprm.agents import ClassicAgent
     from hdeeprm.decision import ActionSpace, WorkloadManager
     from hdeeprm.platform import load_platform, write_platform_xml
+    from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
     from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
     from hdeeprm.workload.convert import convert_swf
 
@@ -73,7 +91,10 @@ def child(trace: str, size: str, pair: str, traces_dir: Path, keep: Path | None)
         t1 = time.perf_counter()
         c1 = time.process_time()
         actions = ActionSpace()
-        manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=1)
+        sched = BackfillScheduler(parse_scheduler(scheduler)) if scheduler else None
+        manager = WorkloadManager(
+            platform, actions, ClassicAgent(actions, pair), seed=1, scheduler=sched
+        )
         engine = Engine(sim_platform, workload, trace=True)
         deciding = run(engine, manager)
         t2 = time.perf_counter()
@@ -82,7 +103,8 @@ def child(trace: str, size: str, pair: str, traces_dir: Path, keep: Path | None)
         t3 = time.perf_counter()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}_out_jobs.csv")
+            tag = f"_{scheduler}" if scheduler else ""
+            shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}{tag}_out_jobs.csv")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak = usage.ru_maxrss / 1024  # Linux: KiB
     return {
@@ -99,11 +121,54 @@ def child(trace: str, size: str, pair: str, traces_dir: Path, keep: Path | None)
     }
 
 
+def gaia_ratio(pair: str, traces_dir: Path) -> dict:
+    """CPU seconds of the whole Gaia trace replayed by the engine's first-fit FCFS and by the
+    workload manager with ``pair``, on one converted workload in this process."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from engine_replay import AllP0FCFS
+
+    from hdeeprm.agents import ClassicAgent
+    from hdeeprm.decision import ActionSpace, WorkloadManager
+    from hdeeprm.platform import load_platform, write_platform_xml
+    from hdeeprm.simulation import Engine, load_platform_xml, run
+    from hdeeprm.workload.convert import convert_swf
+
+    logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
+    swf, platform_file = TRACES["gaia"]
+    with tempfile.TemporaryDirectory() as tmp:
+        platform = load_platform(ROOT / "platform_examples" / platform_file)
+        write_platform_xml(platform, Path(tmp) / "platform.xml")
+        sim_platform = load_platform_xml(Path(tmp) / "platform.xml")
+    workload = convert_swf(
+        traces_dir / swf,
+        reference_speed=platform.reference_speed,
+        max_cores=len(platform.cores),
+        seed=1,
+    ).workload
+    c0 = time.process_time()
+    engine = Engine(sim_platform, workload, trace=True)
+    run(engine, AllP0FCFS())
+    c1 = time.process_time()
+    actions = ActionSpace()
+    manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=1)
+    engine = Engine(sim_platform, workload, trace=True)
+    deciding = run(engine, manager)
+    c2 = time.process_time()
+    return {
+        "jobs": len(workload.jobs),
+        "first_fit": c1 - c0,
+        "manager": c2 - c1,
+        "deciding": deciding,
+    }
+
+
 def measure(trace: str, size: str, args: argparse.Namespace) -> dict:
     command = [sys.executable, __file__, "--child", trace, size, "--pair", args.pair]
     command += ["--traces-dir", str(args.traces_dir)]
     if args.keep_out is not None:
         command += ["--keep-out", str(args.keep_out)]
+    if args.scheduler:
+        command += ["--scheduler", args.scheduler]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode:
         sys.exit(f"{trace} {size} failed:\n{done.stderr}")
@@ -117,10 +182,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", default="shortest-high_gflops")
     parser.add_argument("--traces-dir", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--keep-out", type=Path, default=None)
+    parser.add_argument(
+        "--scheduler", default=None, help="backfilling preset (easy, easy++, ...); none: blocking"
+    )
+    parser.add_argument(
+        "--gaia-ratio", action="store_true", help="also time whole Gaia against first-fit FCFS"
+    )
     parser.add_argument("--child", nargs=2, metavar=("TRACE", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-ratio", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(*args.child, args.pair, args.traces_dir, args.keep_out)))
+        figures = child(*args.child, args.pair, args.traces_dir, args.keep_out, args.scheduler)
+        print(json.dumps(figures))
+        return 0
+    if args.child_ratio:
+        print(json.dumps(gaia_ratio(args.pair, args.traces_dir)))
         return 0
 
     traces = [t for t in args.traces.split(",") if t]
@@ -129,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(f"unknown trace {trace!r}; expected some of {sorted(TRACES)}")
         if not (args.traces_dir / TRACES[trace][0]).is_file():
             sys.exit(f"trace not found: {args.traces_dir / TRACES[trace][0]} (use --traces-dir)")
-    print(f"pair {args.pair}; wall = conversion + simulation + outputs; rates on the simulation")
+    mode = f"scheduler {args.scheduler}, core policy of " if args.scheduler else ""
+    print(
+        f"{mode}pair {args.pair}; wall = conversion + simulation + outputs; rates on the simulation"
+    )
     print(
         f"{'trace':<6}{'size':>7}{'jobs':>8}{'events':>9}{'wall s':>8}{'sim s':>8}"
         f"{'decide s':>9}{'CPU s':>7}{'sim CPU':>8}{'jobs/s':>8}{'events/s':>10}{'us/job':>8}"
@@ -178,6 +257,22 @@ def main(argv: list[str] | None = None) -> int:
                 max(r["rss_mib"] for r in rows) < PEAK_RSS_MIB,
                 f"{trace}: peak RSS {max(r['rss_mib'] for r in rows):.0f} MiB (goal: under 2 GiB)",
             )
+        )
+    if args.gaia_ratio:
+        command = [sys.executable, __file__, "--child-ratio", "--pair", args.pair]
+        command += ["--traces-dir", str(args.traces_dir)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode:
+            sys.exit(f"gaia ratio failed:\n{done.stderr}")
+        ratio = json.loads(done.stdout.splitlines()[-1])
+        times = ratio["manager"] / ratio["first_fit"]
+        print(
+            f"whole Gaia ({ratio['jobs']} jobs), simulation CPU: engine first-fit FCFS "
+            f"{ratio['first_fit']:.2f} s, workload manager with {args.pair} "
+            f"{ratio['manager']:.2f} s (deciding {ratio['deciding']:.2f} s wall): {times:.2f}x"
+        )
+        verdicts.append(
+            (times <= GAIA_RATIO, f"gaia: {times:.2f}x first-fit (goal: {GAIA_RATIO:g}x)")
         )
     print("goals (CPU = this process's CPU time, what wall time would be on an idle machine):")
     for met, text in verdicts:

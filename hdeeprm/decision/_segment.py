@@ -48,12 +48,60 @@ class MaxTree:
             tree[i] = best
             i >>= 1
 
+    def set_many(self, slots: list[int], values: list[float]) -> None:
+        """Store ``values[k]`` in ``slots[k]`` for every ``k``, then recompute the maxima above
+        them level by level, each internal node once: neighbouring slots (a job's processors
+        are neighbours in the ranking) share their ancestors, so ``k`` updates cost about
+        ``2k + log n`` node visits instead of ``k log n``."""
+        tree, size = self.tree, self.size
+        level: set[int] = set()
+        for slot, value in zip(slots, values):
+            i = slot + size
+            if tree[i] != value:
+                tree[i] = value
+                if i > 1:
+                    level.add(i >> 1)
+        while level:
+            above: set[int] = set()
+            for i in level:
+                left, right = tree[2 * i], tree[2 * i + 1]
+                best = left if left >= right else right
+                if tree[i] != best:
+                    tree[i] = best
+                    if i > 1:
+                        above.add(i >> 1)
+            level = above
+
     def leftmost_at_least(self, threshold: float) -> int | None:
         """The lowest slot whose value is ``>= threshold``, or ``None``."""
         tree = self.tree
         if not tree[1] >= threshold:
             return None
         i, size = 1, self.size
+        while i < size:
+            i *= 2
+            if not tree[i] >= threshold:
+                i += 1
+        return i - size
+
+    def leftmost_from(self, start: int, threshold: float) -> int | None:
+        """The lowest slot ``>= start`` whose value is ``>= threshold``, or ``None``: climb
+        from ``start`` to the first subtree to its right that holds such a value, then
+        descend into it (O(log n))."""
+        tree, size = self.tree, self.size
+        if start >= size:
+            return None
+        i = start + size
+        if tree[i] >= threshold:
+            return start
+        while True:
+            while i & 1:  # a right child: its right neighbour is under an ancestor
+                i >>= 1
+            if not i:
+                return None
+            i += 1
+            if tree[i] >= threshold:
+                break
         while i < size:
             i *= 2
             if not tree[i] >= threshold:

@@ -14,6 +14,8 @@ count and their sum.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Task sizes whose per-node counts are kept at once. Heads of the queue repeat (a blocked job is
@@ -110,3 +112,144 @@ class FitIndex:
         if tracker.dirty:
             tracker.refresh(self.pool)
         return tracker.total >= res
+
+
+class _ChangeLog:
+    """Node ids the pool reports as changed, appended in order (one append per change, shared
+    by every watched size instead of one set insertion per size). Registered with the pool as a
+    node change listener: it only needs ``add`` and ``update``."""
+
+    __slots__ = ("nodes", "base", "resets", "owner", "limit")
+
+    def __init__(self, owner: NodeFloorFit, limit: int) -> None:
+        #: Compacted by its owner beyond ``limit`` entries, so it stays bounded even when no
+        #: size is asked for a long time.
+        self.owner = owner
+        self.limit = limit
+        self.nodes: list[int] = []
+        #: Absolute position of ``nodes[0]`` (positions keep growing across compactions).
+        self.base = 0
+        #: Bumped when the pool reports every node (a reset): every count is then redone.
+        self.resets = 0
+
+    def add(self, node: int) -> None:
+        nodes = self.nodes
+        nodes.append(node)
+        if len(nodes) > self.limit:
+            self.owner.compact()
+
+    def update(self, nodes: Iterable[int]) -> None:
+        if isinstance(nodes, range):  # the pool's reset: every node changed
+            self.resets += 1
+            self.base += len(self.nodes)
+            self.nodes.clear()
+        else:
+            self.nodes.extend(nodes)
+            if len(self.nodes) > self.limit:
+                self.owner.compact()
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.nodes)
+
+
+class _FloorCounts:
+    """For one task size: each node's ``min(free cores, (free memory + MEM_TOL) // mem)`` (0
+    without a free core, never negative), their total, and the change log position they are
+    current at."""
+
+    __slots__ = ("mem", "counts", "total", "pos", "resets", "asked")
+
+    def __init__(self, pool: CorePool, mem: float, log: _ChangeLog) -> None:
+        self.mem = mem
+        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
+        counts = []
+        for node in range(len(node_cores)):
+            free = len(node_cores[node]) - node_busy[node]
+            count = min(free, int((node_free_mem[node] + MEM_TOL) // mem)) if free else 0
+            counts.append(count if count > 0 else 0)
+        self.counts = counts
+        self.total = sum(counts)
+        self.pos = log.end
+        self.resets = log.resets
+        self.asked = True
+
+    def catch_up(self, pool: CorePool, log: _ChangeLog, sizes: list[int]) -> None:
+        """Recount the nodes changed since :attr:`pos` (each once); ``sizes``: cores per node."""
+        start = self.pos - log.base
+        if start < len(log.nodes):
+            mem, counts, total = self.mem, self.counts, self.total
+            node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
+            for node in set(log.nodes[start:]):
+                free = sizes[node] - node_busy[node]
+                if free:
+                    count = int((node_free_mem[node] + MEM_TOL) // mem)
+                    if count > free:
+                        count = free
+                    elif count < 0:
+                        count = 0
+                else:
+                    count = 0
+                total += count - counts[node]
+                counts[node] = count
+            self.total = total
+        self.pos = log.end
+
+
+class NodeFloorFit:
+    """The workload manager's "can ``res`` tasks of ``mem`` MB start now" (``fits_now``), kept
+    incrementally: the same per-node formula, ``min(free cores, (free memory + MEM_TOL) //
+    mem)`` summed over nodes, so the same answers as a scan of every node, bit for bit.
+
+    Per task size asked about, the per-node counts and their total are kept and brought up to
+    date only when that size is asked again, from a log of the nodes changed since (one list
+    append per change, whatever the number of sizes). A size not asked since the last
+    compaction of the log is dropped (rebuilt in one pass over the nodes if asked again); while
+    no size is kept, the log is not listening at all (a run that never asks costs nothing).
+    """
+
+    def __init__(self, pool: CorePool) -> None:
+        self.pool = pool
+        #: Compact the log beyond this many entries (a few times the node count).
+        self.limit = 4 * len(pool.node_cores) + 256
+        self.log = _ChangeLog(self, self.limit)
+        self.listening = False
+        self.sizes: dict[float, _FloorCounts] = {}
+        self.node_sizes = [len(cores) for cores in pool.node_cores]
+        #: Full recounts (a size asked for the first time, after a reset, or after being
+        #: dropped): what a scan of every node would cost each time.
+        self.nb_builds = 0
+
+    def tasks(self, mem: float) -> int:
+        """Tasks of ``mem`` MB (``mem > 0``) the nodes can take now, summed over nodes."""
+        log, pool = self.log, self.pool
+        if not self.listening:
+            pool.node_change_listeners.append(log)  # type: ignore[arg-type]
+            self.listening = True
+        counts = self.sizes.get(mem)
+        if counts is None or counts.resets != log.resets:
+            counts = self.sizes[mem] = _FloorCounts(pool, mem, log)
+            self.nb_builds += 1
+        else:
+            counts.asked = True
+            if counts.pos != log.end:
+                counts.catch_up(pool, log, self.node_sizes)
+        return counts.total
+
+    def compact(self) -> None:
+        """Bring the sizes asked since the last compaction up to date, drop the others, and
+        empty the log (which stops listening when no size is left)."""
+        log, pool = self.log, self.pool
+        kept: dict[float, _FloorCounts] = {}
+        for mem, counts in self.sizes.items():
+            if counts.asked and counts.resets == log.resets:
+                counts.catch_up(pool, log, self.node_sizes)
+                counts.asked = False
+                kept[mem] = counts
+        self.sizes = kept
+        log.base += len(log.nodes)
+        log.nodes.clear()
+        if not kept and self.listening:
+            listeners = pool.node_change_listeners
+            listeners[:] = [s for s in listeners if s is not log]
+            self.listening = False

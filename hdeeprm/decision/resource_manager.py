@@ -183,45 +183,76 @@ class _RankedTree:
         proc, _ = self.pick_run(mem, 1)
         return None if proc is None else self.pool.proc_free[proc][0]
 
+    def refresh(self) -> None:
+        """Bring the tree up to date with the processors changed since the last refresh, in
+        one bottom-up pass (:meth:`MaxTree.set_many`)."""
+        dirty = self.dirty
+        if not dirty:
+            return
+        pool, rank = self.pool, self.rank
+        free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
+        slots, values = [], []
+        for p in dirty:
+            r = rank[p]
+            if r >= 0:
+                slots.append(r)
+                values.append(node_free_mem[proc_node[p]] if free[p] else NEG_INF)
+        dirty.clear()
+        self.tree.set_many(slots, values)
+
     def pick_run(self, mem: float, limit: int) -> tuple[int | None, int]:
         """The best processor whose node has ``mem`` MB free, and how many of the next (up to
-        ``limit``) one-at-a-time picks it would win in a row.
-
-        Taking a core from the best processor changes nothing about the processors ranked
-        before it (still full, or on a node still short of memory) and not its rank, so it stays
-        the best while it has a free core and its node the memory: its run is the number of
-        tasks the node's free memory admits (the pick loop's test, replayed in the same float
-        order as :meth:`CorePool.take`), capped by its free cores and ``limit``.
-        """
-        pool, tree = self.pool, self.tree
-        free = pool.proc_free
-        dirty = self.dirty
-        if dirty:
-            node_free_mem, proc_node, rank = pool.node_free_mem, pool.proc_node, self.rank
-            # Most dirty processors keep their value (a node's memory changed on another
-            # processor): compare with the leaf here rather than in a call per processor.
-            leaves, size, set_slot = tree.tree, tree.size, tree.set
-            for p in dirty:
-                r = rank[p]
-                if r >= 0:
-                    value = node_free_mem[proc_node[p]] if free[p] else NEG_INF
-                    if leaves[r + size] != value:
-                        set_slot(r, value)
-            dirty.clear()
-        need = mem - MEM_TOL
-        r = tree.leftmost_at_least(need)
+        ``limit``) one-at-a-time picks it would win in a row (see :meth:`_run`)."""
+        self.refresh()
+        r = self.tree.leftmost_at_least(mem - MEM_TOL)
         if r is None:
             return None, 0
         proc = self.order[r]
-        count = min(limit, len(free[proc]))
+        return proc, self._run(proc, mem, limit)
+
+    def _run(self, proc: int, mem: float, limit: int) -> int:
+        """Taking a core from the best processor changes nothing about the processors ranked
+        before it (still full, or on a node still short of memory) and not its rank, so it stays
+        the best while it has a free core and its node the memory: its run is the number of
+        tasks the node's free memory admits (the pick loop's test, replayed in the same float
+        order as :meth:`CorePool.take`), capped by its free cores and ``limit``."""
+        pool = self.pool
+        count = min(limit, len(pool.proc_free[proc]))
         if mem > 0.0 and count > 1:
+            need = mem - MEM_TOL
             left = pool.node_free_mem[pool.proc_node[proc]] - mem
             run = 1
             while run < count and left >= need:
                 left -= mem
                 run += 1
             count = run
-        return proc, count
+        return count
+
+    def allocate(self, job_id: str, res: int, mem: float, mem_bw: float) -> list[int]:
+        """Cores for up to ``res`` tasks, in the order one pick at a time would take them.
+
+        The processors chosen one after the other have increasing ranks (a pick never makes a
+        better-ranked processor eligible again), so one left-to-right sweep finds them: the
+        tree, current at the start, is not updated during the sweep. Its values can only be
+        too high by then (cores and memory are only taken), so it never skips an eligible
+        processor, and a processor it offers is checked against the pool before use.
+        """
+        self.refresh()
+        pool, tree, order = self.pool, self.tree, self.order
+        free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
+        take_run, run = pool.take_run, self._run
+        need = mem - MEM_TOL
+        taken: list[int] = []
+        r = tree.leftmost_at_least(need)
+        while r is not None:
+            proc = order[r]
+            if free[proc] and node_free_mem[proc_node[proc]] >= need:
+                count = run(proc, mem, res - len(taken))
+                taken.extend(take_run(proc, count, job_id, mem, mem_bw))
+                if len(taken) == res:
+                    break
+            r = tree.leftmost_from(r + 1, need)
+        return taken
 
 
 class ResourceManager:
@@ -371,12 +402,8 @@ class ResourceManager:
                 ranked = structure
         self.nb_attempts += 1
         taken: list[int] = []
-        if ranked is not None:  # static key: whole runs of picks per processor
-            while len(taken) < res:
-                proc, count = ranked.pick_run(mem, res - len(taken))
-                if proc is None:
-                    break
-                taken.extend(pool.take_run(proc, count, job_id, mem, mem_bw))
+        if ranked is not None:  # static key: whole runs of picks per processor, in one sweep
+            taken = ranked.allocate(job_id, res, mem, mem_bw)
         else:
             for _ in range(res):
                 core = pick(mem)

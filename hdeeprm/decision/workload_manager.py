@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hdeeprm.decision.actions import LOCALITY_POLICIES, Action, ActionSpace
+from hdeeprm.decision.fit import NodeFloorFit
 from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
 from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecord, JobScheduler
 from hdeeprm.decision.resource_manager import ResourceManager
@@ -183,6 +184,7 @@ class WorkloadManager:
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
         self.resource_manager = ResourceManager(self.pool, core_rng)
+        self._floor_fit = NodeFloorFit(self.pool)
         #: GPUs (their own structure; empty on GPU-less platforms) and the allocator of jobs
         #: that need GPUs or ask for a locality policy.
         self.gpu_pool = GpuPool(platform)
@@ -303,23 +305,17 @@ class WorkloadManager:
 
         Whatever core policy places them, each task takes one free core of a node with
         ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
-        free memory // mem)``: the same answer for every core policy. GPUs may be on any node
-        (:mod:`hdeeprm.decision.gpus`), so they fit iff that many are free.
+        free memory // mem)``: the same answer for every core policy. The sum is kept per task
+        size and updated from the nodes changed since it was last asked
+        (:class:`~hdeeprm.decision.fit.NodeFloorFit`), not recomputed over every node. GPUs may
+        be on any node (:mod:`hdeeprm.decision.gpus`), so they fit iff that many are free.
         """
         pool = self.pool
         if res > pool.free_count or gpus > self.gpu_pool.free_count:
             return False
         if mem <= 0.0 or (mem <= self._mem_every_core and not self._big_running):
             return True
-        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
-        total = 0
-        for node in range(len(node_cores)):
-            free = len(node_cores[node]) - node_busy[node]
-            if free:
-                total += min(free, int((node_free_mem[node] + MEM_TOL) // mem))
-                if total >= res:
-                    return True
-        return False
+        return self._floor_fit.tasks(mem) >= res
 
     def action_mask(self) -> np.ndarray:
         """Which actions may be chosen now (bool per action of the action space).

@@ -1,8 +1,9 @@
 """The reinforcement-learning environment (SPEC section 6, thesis 3.2.3).
 
 Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` (policy pairs) and
-``hdeeprm/JobSelection-v0`` (job picking, :mod:`hdeeprm.environment.job_selection`) with
-Gymnasium::
+``hdeeprm/JobSelection-v0`` (job picking, :mod:`hdeeprm.environment.job_selection`) and
+``hdeeprm/HeuristicSelection-v0`` (EASY's queue ordering,
+:mod:`hdeeprm.environment.heuristic_selection`) with Gymnasium::
 
     import gymnasium, hdeeprm.environment
     env = gymnasium.make("hdeeprm/HeterogeneousCluster-v0", options="options.json")
@@ -11,6 +12,11 @@ Gymnasium::
 import gymnasium
 
 from hdeeprm.environment.env import HeterogeneousClusterEnv, action_space_from_options
+from hdeeprm.environment.heuristic_selection import (
+    THESIS_ORDERINGS,
+    HeuristicSelectionEnv,
+    heuristic_selection_factories,
+)
 from hdeeprm.environment.job_pickers import BASELINES, HeuristicPicker
 from hdeeprm.environment.job_selection import JobSelectionEnv
 from hdeeprm.environment.observation import (
@@ -31,6 +37,7 @@ from hdeeprm.environment.reward import (
 
 ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
 JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
+HEURISTIC_SELECTION_ID = "hdeeprm/HeuristicSelection-v0"
 
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="hdeeprm.environment.env:HeterogeneousClusterEnv")
@@ -38,12 +45,21 @@ if JOB_SELECTION_ID not in gymnasium.registry:
     gymnasium.register(
         id=JOB_SELECTION_ID, entry_point="hdeeprm.environment.job_selection:JobSelectionEnv"
     )
+if HEURISTIC_SELECTION_ID not in gymnasium.registry:
+    gymnasium.register(
+        id=HEURISTIC_SELECTION_ID,
+        entry_point="hdeeprm.environment.heuristic_selection:HeuristicSelectionEnv",
+    )
 
 __all__ = [
     "BASELINES",
     "ENERGY_OBJECTIVES",
     "ENV_ID",
+    "HEURISTIC_SELECTION_ID",
     "JOB_SELECTION_ID",
+    "THESIS_ORDERINGS",
+    "HeuristicSelectionEnv",
+    "heuristic_selection_factories",
     "HeuristicPicker",
     "JobSelectionEnv",
     "OBJECTIVES",

@@ -50,8 +50,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         split: which jobs episodes run on: ``"train"`` (a window sampled per episode from
             ``episodes.train_jobs``; the default when the options have an ``episodes`` block),
             ``"eval"`` (the fixed windows of ``episodes.eval_jobs``; ``reset(options={"window":
-            k})`` picks one, else they come in turn) or ``"all"`` (the whole workload; the
-            default without ``episodes``). See :mod:`hdeeprm.environment.episodes`.
+            k})`` picks one, else they come in turn), ``"val"`` (the same with the validation
+            windows of ``episodes.val_jobs``, a range of the training part) or ``"all"`` (the
+            whole workload; the default without ``episodes``). See
+            :mod:`hdeeprm.environment.episodes`.
         log_level: level of the ``hdeeprm`` logger (default: the options' ``log_level``).
             The environment installs no handler: records go wherever the application's
             logging sends them (nowhere by default); repeated warnings are aggregated unless
@@ -99,7 +101,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.split = split
         #: ``(first, last)`` job indices (inclusive) of the current episode's window.
         self.window: tuple[int, int] = (0, len(inputs.workload.jobs) - 1)
-        #: Index of the current evaluation window (``None`` outside ``split="eval"``).
+        #: Index of the current fixed window (``None`` outside ``split="eval"`` / ``"val"``).
         self.eval_window: int | None = None
         self.trace = trace
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -149,7 +151,8 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
 
     @property
     def nb_eval_windows(self) -> int:
-        """Number of fixed evaluation windows (``episodes.eval_windows``; 0 without
+        """Number of fixed windows ``reset(options={"window": k})`` selects: the validation
+        windows with ``split="val"``, otherwise the evaluation windows (0 without
         ``eval_jobs``)."""
         return self.windows.nb_eval_windows
 
@@ -161,9 +164,9 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
 
         The first reset without a seed uses the options' seed. ``options={"trace": bool}``
         switches output recording for this episode; ``options={"window": k}`` selects
-        evaluation window ``k`` (``split="eval"`` only). The train split draws its window
-        from ``np_random``; an evaluation window's random policies are seeded from
-        ``eval_seed`` and ``k`` alone.
+        fixed window ``k`` (``split="eval"`` or ``"val"``). The train split draws its window
+        from ``np_random``; a fixed window's random policies are seeded from ``eval_seed`` (or
+        ``val_seed``) and ``k`` alone.
         """
         if seed is None and self._np_random is None:
             seed = self.options.seed

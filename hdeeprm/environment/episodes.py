@@ -10,6 +10,8 @@ workload already in memory (new job entries sharing the profiles), never files.
 * ``eval``: ``eval_windows`` window starts drawn once from ``eval_seed`` and ``eval_jobs``
   alone, sorted; window ``k`` is the same whatever ran before, and so is the seed of its random
   policies (:meth:`EpisodeWindows.eval_seed_of`).
+* ``val``: the same for validation: ``val_windows`` fixed windows drawn from ``val_seed`` and
+  ``val_jobs`` (a range of the training part, used to choose checkpoints and seeds).
 * ``all``: the whole workload, unshifted (the behaviour without an ``episodes`` block).
 """
 
@@ -23,7 +25,9 @@ from hdeeprm.workload import Workload
 from hdeeprm.workload.model import JobSpec
 
 #: The values of the environment's ``split`` argument.
-SPLITS = ("train", "eval", "all")
+SPLITS = ("train", "eval", "val", "all")
+#: Splits whose episodes are fixed windows, chosen with ``reset(options={"window": k})``.
+FIXED_SPLITS = ("eval", "val")
 WHERE = "pybatsim.env.episodes"
 
 
@@ -33,7 +37,7 @@ class EpisodeWindows:
     Args:
         workload: the whole loaded workload (jobs in submission order).
         episodes: the options' ``episodes`` block, or ``None`` (only ``split="all"``).
-        split: ``train``, ``eval`` or ``all``.
+        split: ``train``, ``eval``, ``val`` or ``all``.
         source: the options file, named in errors.
     """
 
@@ -62,6 +66,7 @@ class EpisodeWindows:
             for key, bounds in (
                 ("train_jobs", episodes.train_jobs),
                 ("eval_jobs", episodes.eval_jobs),
+                ("val_jobs", episodes.val_jobs),
             ):
                 if bounds is not None and bounds[1] > n:
                     raise InputError(
@@ -76,55 +81,77 @@ class EpisodeWindows:
                     where,
                     f"{WHERE}.eval_jobs",
                 )
+            if split == "val" and episodes.val_jobs is None:
+                raise InputError(
+                    "split='val' needs val_jobs: [start, end] (a range of the training part) in "
+                    "the episodes block",
+                    where,
+                    f"{WHERE}.val_jobs",
+                )
         self._eval_starts: list[int] = []
-        if episodes is not None and episodes.eval_jobs is not None:
-            lo, hi = episodes.eval_jobs
-            rng = np.random.default_rng(episodes.eval_seed)
-            draws = rng.integers(lo, hi - episodes.window_jobs + 1, size=episodes.eval_windows)
-            self._eval_starts = sorted(int(s) for s in draws)
+        self._val_starts: list[int] = []
+        if episodes is not None:
+            self._eval_starts = _draw_starts(
+                episodes.eval_jobs, episodes.window_jobs, episodes.eval_windows, episodes.eval_seed
+            )
+            self._val_starts = _draw_starts(
+                episodes.val_jobs, episodes.window_jobs, episodes.val_windows, episodes.val_seed
+            )
+        #: Fixed windows that ``reset(options={"window": k})`` selects in this split.
+        self._fixed = self._val_starts if split == "val" else self._eval_starts
         self._next_eval = 0
         self._cache: dict[int, Workload] = {}
 
     @property
     def nb_eval_windows(self) -> int:
-        """Number of fixed evaluation windows (0 without ``eval_jobs``)."""
-        return len(self._eval_starts)
+        """Number of fixed windows of this split: the validation windows with ``split="val"``,
+        otherwise the evaluation windows (0 without ``eval_jobs``)."""
+        return len(self._fixed)
 
     @property
     def eval_starts(self) -> list[int]:
         """First job index of each evaluation window, ascending."""
         return list(self._eval_starts)
 
+    @property
+    def val_starts(self) -> list[int]:
+        """First job index of each validation window, ascending (empty without ``val_jobs``)."""
+        return list(self._val_starts)
+
     def eval_seed_of(self, k: int) -> int:
-        """Seed of the random policies in evaluation window ``k`` (``eval_seed`` and ``k``)."""
+        """Seed of the random policies in fixed window ``k`` of this split (``eval_seed``, or
+        ``val_seed`` with ``split="val"``, and ``k``)."""
         assert self.episodes is not None
-        seq = np.random.SeedSequence([self.episodes.eval_seed, k])
+        base = self.episodes.val_seed if self.split == "val" else self.episodes.eval_seed
+        seq = np.random.SeedSequence([base, k])
         return int(seq.generate_state(2, np.uint64)[0] >> np.uint64(1))
 
     def choose(self, rng: np.random.Generator, window: int | None) -> tuple[int, int | None]:
         """``(first job index, evaluation window index or None)`` of the next episode."""
         if self.split == "all":
             if window is not None:
-                raise ValueError("reset(options={'window': k}) needs split='eval'")
+                raise ValueError("reset(options={'window': k}) needs split='eval' or 'val'")
             return 0, None
         assert self.episodes is not None
         if self.split == "train":
             if window is not None:
-                raise ValueError("reset(options={'window': k}) needs split='eval'")
+                raise ValueError("reset(options={'window': k}) needs split='eval' or 'val'")
             lo, hi = self.episodes.train_jobs
             return int(rng.integers(lo, hi - self.episodes.window_jobs + 1)), None
         if window is None:
             window = self._next_eval
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
             raise ValueError(f"window must be an integer, got {window!r}")
-        if not 0 <= window < len(self._eval_starts):
+        starts = self._fixed
+        if not 0 <= window < len(starts):
+            kind = "validation" if self.split == "val" else "evaluation"
             raise ValueError(
-                f"window {window} does not exist: there are {len(self._eval_starts)} evaluation "
-                f"windows (0..{len(self._eval_starts) - 1})"
+                f"window {window} does not exist: there are {len(starts)} {kind} "
+                f"windows (0..{len(starts) - 1})"
             )
         window = int(window)
-        self._next_eval = (window + 1) % len(self._eval_starts)
-        return self._eval_starts[window], window
+        self._next_eval = (window + 1) % len(starts)
+        return starts[window], window
 
     def length(self) -> int:
         """Jobs per episode."""
@@ -140,9 +167,21 @@ class EpisodeWindows:
         if cached is not None:
             return cached
         window = window_workload(self.workload, first, self.length())
-        if self.split == "eval":  # few fixed windows: keep them
+        if self.split in FIXED_SPLITS:  # few fixed windows: keep them
             self._cache[first] = window
         return window
+
+
+def _draw_starts(
+    bounds: tuple[int, int] | None, window_jobs: int, count: int, seed: int
+) -> list[int]:
+    """``count`` window starts drawn uniformly (with replacement) from ``bounds`` with ``seed``
+    alone, sorted; empty without ``bounds``."""
+    if bounds is None:
+        return []
+    lo, hi = bounds
+    draws = np.random.default_rng(seed).integers(lo, hi - window_jobs + 1, size=count)
+    return sorted(int(s) for s in draws)
 
 
 def window_workload(workload: Workload, first: int, count: int) -> Workload:

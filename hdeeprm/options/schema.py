@@ -19,11 +19,13 @@ New optional keys: ``start_job`` (usable jobs skipped before the ``nb_jobs`` win
 ``episodes`` (training and evaluation windows of the workload)::
 
     "episodes": {"window_jobs": 4000, "train_jobs": [0, 30000],
-                 "eval_jobs": [30000, 51899], "eval_windows": 8, "eval_seed": 0}
+                 "eval_jobs": [30000, 51899], "eval_windows": 8, "eval_seed": 0,
+                 "val_jobs": [0, 30000], "val_windows": 8, "val_seed": 0}
 
 (job indices into the converted workload in submission order, ranges half-open ``[start, end)``;
-``eval_jobs`` is optional, ``eval_windows`` defaults to 8 and ``eval_seed`` to 0; the two ranges
-must not overlap; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
+``eval_jobs`` and ``val_jobs`` are optional, ``eval_windows``/``val_windows`` default to 8 and
+``eval_seed``/``val_seed`` to 0; ``eval_jobs`` must overlap neither ``train_jobs`` nor
+``val_jobs``; see ``docs/learning.md``) and, in the agent block, ``params`` (free-form
 constructor arguments for a user's learning agent) and ``scheduler`` (a backfilling
 scheduler for CLASSIC runs: a preset name such as ``"easy++"`` or an object, see
 :func:`hdeeprm.scheduling.parse_scheduler` and ``docs/scheduling.md``), ``algorithm``
@@ -92,7 +94,9 @@ class EpisodeOptions:
 
     Training samples one window of ``window_jobs`` consecutive jobs per episode from
     ``train_jobs``; evaluation uses ``eval_windows`` fixed windows drawn from ``eval_jobs`` with
-    ``eval_seed`` only (so they never depend on how long training ran).
+    ``eval_seed`` only (so they never depend on how long training ran). Validation (choosing
+    a checkpoint or a seed during training) uses ``val_windows`` fixed windows drawn from
+    ``val_jobs`` with ``val_seed``: a range of the training part, never of ``eval_jobs``.
     """
 
     window_jobs: int
@@ -100,6 +104,9 @@ class EpisodeOptions:
     eval_jobs: tuple[int, int] | None = None
     eval_windows: int = 8
     eval_seed: int = 0
+    val_jobs: tuple[int, int] | None = None
+    val_windows: int = 8
+    val_seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +283,16 @@ TOP_KEYS = (
 SERVICE_TIME_FIELDS = {"compute": 0.5, "network": 1.0}
 PYBATSIM_KEYS = ("log_level", "log_detail", "env", "agent")
 ENV_KEYS = ("objective", "actions", "observation", "queue_sensitivity", "reward", "episodes")
-EPISODES_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "eval_windows", "eval_seed")
+EPISODES_KEYS = (
+    "window_jobs",
+    "train_jobs",
+    "eval_jobs",
+    "eval_windows",
+    "eval_seed",
+    "val_jobs",
+    "val_windows",
+    "val_seed",
+)
 ACTIONS_KEYS = ("selection", "void")
 AGENT_KEYS = (
     "type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "scheduler", "algorithm"
@@ -420,7 +436,23 @@ def _parse_episodes(chk: _Checker, raw: Any, where: str) -> EpisodeOptions:
             )
     eval_windows = chk.integer(raw.get("eval_windows", 8), _join(where, "eval_windows"), 1)
     eval_seed = chk.integer(raw.get("eval_seed", 0), _join(where, "eval_seed"), 0)
-    return EpisodeOptions(window, train, evaluation, eval_windows, eval_seed)
+    validation = None
+    if "val_jobs" in raw:
+        validation = _job_range(chk, raw["val_jobs"], _join(where, "val_jobs"), window)
+        if evaluation is not None and (
+            validation[0] < evaluation[1] and evaluation[0] < validation[1]
+        ):
+            raise chk.fail(
+                _join(where, "val_jobs"),
+                f"[{validation[0]}, {validation[1]}) overlaps eval_jobs "
+                f"[{evaluation[0]}, {evaluation[1]}): validation must come from the training "
+                "part, never from the held-out jobs",
+            )
+    val_windows = chk.integer(raw.get("val_windows", 8), _join(where, "val_windows"), 1)
+    val_seed = chk.integer(raw.get("val_seed", 0), _join(where, "val_seed"), 0)
+    return EpisodeOptions(
+        window, train, evaluation, eval_windows, eval_seed, validation, val_windows, val_seed
+    )
 
 
 def _parse_agent(chk: _Checker, raw: Any, where: str, env: EnvOptions) -> AgentOptions:

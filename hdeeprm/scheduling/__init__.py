@@ -4,9 +4,11 @@ One module per concern: :mod:`.orderings` (queue orderings FCFS ... F4), :mod:`.
 (run-time predictions), :mod:`.regression` (the online regression and its losses, E-Loss),
 :mod:`.corrections` (what to do when a job outlives its prediction), :mod:`.profile`
 (predicted core availability, reservations), :mod:`.schedulers` (EASY, EASY-SJBF,
-conservative) and :mod:`.config` (the heuristic triple, presets, options parsing).
+conservative), :mod:`.config` (the heuristic triple, presets, options parsing) and
+:mod:`.bandit` (the thesis's epsilon-greedy choice of the ordering online, section 6.3.3).
 """
 
+from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.scheduling.config import (
     PRESETS,
     HeuristicTriple,
@@ -21,8 +23,10 @@ __all__ = [
     "ORDERINGS",
     "PRESETS",
     "BackfillScheduler",
+    "EpsilonGreedyBandit",
     "HeuristicTriple",
     "LossSpec",
     "SchedulerConfig",
     "parse_scheduler",
+    "play_bandit",
 ]

@@ -23,10 +23,13 @@ recomputed at each decision point, so they move earlier when a job ends before i
 and later when a prediction is corrected.
 
 Costs per decision point: EASY walks the primary queue up to the head, the running jobs by
-predicted end only until the head's cores are counted, and the backfilling queue until no core
-is free; static orderings are kept sorted as jobs arrive (never re-sorted), dynamic ones
-(LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point. Conservative backfilling costs
-O(queue x profile steps) per decision point, as it inherently must.
+predicted end only until the head's cores are counted, and, for FCFS and static backfilling
+orderings, only the queued jobs whose request could still start (:mod:`.candidates`: requests
+needing more cores than are free, dominated by a refused one, or too long for the reservation
+with too many cores are skipped whole); static orderings are kept sorted as jobs arrive (never
+re-sorted), dynamic ones (LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point and
+walked in full. Conservative backfilling costs O(queue x profile steps) per decision point, as
+it inherently must.
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from __future__ import annotations
 import logging
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from hdeeprm.scheduling.candidates import Bucket, CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.corrections import correct
-from hdeeprm.scheduling.orderings import STATIC, sort_key
+from hdeeprm.scheduling.orderings import ORDERINGS, STATIC, sort_key
 from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
 from hdeeprm.scheduling.profile import RunningEnds, StepProfile
 
@@ -134,9 +138,18 @@ class BackfillScheduler:
     Args:
         config: the heuristic triple, orderings and threshold.
         predictor: overrides the one ``config`` names (for tests and agents).
+        orderings: further orderings :meth:`use_orderings` may switch to during a run (an
+            agent choosing the ordering at each decision point); their static sort orders are
+            kept from the first submission on.
     """
 
-    def __init__(self, config: SchedulerConfig, predictor: Predictor | None = None) -> None:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        predictor: Predictor | None = None,
+        *,
+        orderings: Iterable[str] = (),
+    ) -> None:
         self.config = config
         self._predictor_given = predictor is not None
         self.predictor = predictor if predictor is not None else make_predictor(config)
@@ -152,12 +165,15 @@ class BackfillScheduler:
         self.ends = RunningEnds()
         #: Sorted ``(key, seq)`` lists of the static orderings in use (FCFS is ``queue``).
         self._sorted: dict[str, list[tuple[float, int]]] = {}
-        for name in {self.primary, self.backfill}:
+        for name in sorted({self.primary, self.backfill, *orderings}):
+            if name not in ORDERINGS:
+                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
             if name in STATIC and name != "FCFS":
                 self._sorted[name] = []
-        #: Cores of every queued job, sorted: the backfilling walk stops when fewer cores are
-        #: free than the smallest queued job needs.
-        self._res_sorted: list[int] = []
+        #: The queue by ``(cores, memory per task)`` in FCFS and every static ordering kept
+        #: sorted: the backfilling walk visits only requests that could start (see
+        #: :mod:`.candidates`).
+        self._candidates = CandidateIndex(["FCFS", *self._sorted])
         self._warned_actual = False
         self._refused: list[tuple[int, float]] = []
         #: Jobs started by backfilling (not at the head of the primary queue).
@@ -173,7 +189,7 @@ class BackfillScheduler:
         self.ends.clear()
         for lst in self._sorted.values():
             lst.clear()
-        self._res_sorted.clear()
+        self._candidates.clear()
         if not self._predictor_given:
             self.predictor = make_predictor(self.config)
         self.nb_backfilled = 0
@@ -195,7 +211,7 @@ class BackfillScheduler:
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
         self.queue[job.seq] = job
-        insort(self._res_sorted, job.res)
+        self._candidates.add(job)
         for name, lst in self._sorted.items():
             insort(lst, (STATIC[name](job), job.seq))
 
@@ -297,10 +313,10 @@ class BackfillScheduler:
 
     def _forget(self, done: set[int]) -> None:
         queue = self.queue
+        candidates = self._candidates
         for seq in done:
             job = queue.pop(seq)
-            res_sorted = self._res_sorted
-            del res_sorted[bisect_left(res_sorted, job.res)]
+            candidates.remove(job)
             for name, lst in self._sorted.items():
                 i = bisect_left(lst, (STATIC[name](job), seq))
                 del lst[i]
@@ -318,23 +334,75 @@ class BackfillScheduler:
             return
         shadow, extra = self.ends.shadow(head.res, free(), now)
         done.add(head.seq)  # not a backfilling candidate
-        smallest = self._res_sorted[0]  # over the queue at the start of the pass: a bound
         try:
-            for job in self._order(self.backfill, now, done):
-                avail = free()
-                if avail < smallest:
-                    break
-                if job.res > avail:
-                    continue
-                ends_in_time = now + job.run_pred <= shadow
-                if not ends_in_time and job.res > extra:
-                    continue
-                if self._launch(job, now, start, done):
-                    self.nb_backfilled += 1
-                    if not ends_in_time:
-                        extra -= job.res
+            if self.backfill in self._candidates:
+                self._backfill_indexed(now, free, start, done, shadow, extra)
+            else:
+                self._backfill_scan(now, free, start, done, shadow, extra)
         finally:
             done.discard(head.seq)
+
+    def _backfill_indexed(
+        self,
+        now: float,
+        free: Callable[[], int],
+        start: Callable[[Any], bool],
+        done: set[int],
+        shadow: float,
+        extra: int,
+    ) -> None:
+        """The backfilling walk over the candidate index: the same jobs started in the same
+        order as :meth:`_backfill_scan`, without visiting requests that cannot start."""
+        refused = self._refused
+
+        def keep(bucket: Bucket) -> bool:
+            # Could a job of this request still start? Fewer free cores, fewer spare cores
+            # and more refusals as the walk goes on: once "no", "no" for the rest of the walk.
+            res = bucket.res
+            if res > free():
+                return False
+            if refused:
+                mem = bucket.mem
+                for r, m in refused:
+                    if res >= r and mem >= m:
+                        return False
+            return res <= extra or now + bucket.preds[0] <= shadow
+
+        queue = self.queue
+        for seq in self._candidates.walk(self.backfill, free(), keep, done):
+            job = queue[seq]
+            ends_in_time = now + job.run_pred <= shadow
+            if not ends_in_time and job.res > extra:
+                continue
+            if self._launch(job, now, start, done):
+                self.nb_backfilled += 1
+                if not ends_in_time:
+                    extra -= job.res
+
+    def _backfill_scan(
+        self,
+        now: float,
+        free: Callable[[], int],
+        start: Callable[[Any], bool],
+        done: set[int],
+        shadow: float,
+        extra: int,
+    ) -> None:
+        """The backfilling walk over every queued job (dynamic orderings, sorted per pass)."""
+        smallest = min(bucket.res for bucket in self._candidates.buckets.values())
+        for job in self._order(self.backfill, now, done):
+            avail = free()
+            if avail < smallest:
+                break
+            if job.res > avail:
+                continue
+            ends_in_time = now + job.run_pred <= shadow
+            if not ends_in_time and job.res > extra:
+                continue
+            if self._launch(job, now, start, done):
+                self.nb_backfilled += 1
+                if not ends_in_time:
+                    extra -= job.res
 
     def _conservative(
         self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
@@ -351,6 +419,23 @@ class BackfillScheduler:
                 if math.isinf(at):
                     continue
             profile.reserve(at, job.run_pred, job.res)
+
+    def use_orderings(self, primary: str, backfill: str | None = None) -> None:
+        """Switch the primary (and backfilling) ordering from the next pass on. A static
+        ordering must be one the scheduler keeps sorted (the configuration's or one named in
+        ``orderings`` at construction)."""
+        for name in (primary, backfill):
+            if name is None or name in self._sorted or name == "FCFS":
+                continue
+            if name not in ORDERINGS:
+                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
+            if name in STATIC:
+                raise ValueError(
+                    f"ordering {name!r} was not named in BackfillScheduler(orderings=...)"
+                )
+        self.primary = primary
+        if backfill is not None:
+            self.backfill = backfill
 
     # --- views --------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

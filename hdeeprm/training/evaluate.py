@@ -41,7 +41,14 @@ CSV_COLUMNS = (
     "wall_time_s",
 )
 
-MINIMIZED = {"avg_job_slowdown", "avg_job_completion", "makespan", "energy_consumption", "edp"}
+MINIMIZED = {
+    "avg_job_slowdown",
+    "avg_bounded_slowdown",
+    "avg_job_completion",
+    "makespan",
+    "energy_consumption",
+    "edp",
+}
 
 
 @dataclass(frozen=True, slots=True)

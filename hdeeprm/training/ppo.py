@@ -132,6 +132,10 @@ class PPOConfig:
     #: Environment split the trainer's factories build (``"train"``, ``"eval"``, ``"all"``;
     #: None: the environment's default, ``"train"`` when the options have episode windows).
     split: str | None = None
+    #: Validate the greedy policy every this many updates (and after the last one) on the
+    #: trainer's validation environment, keeping the best checkpoint; 0: never.
+    #: See :mod:`hdeeprm.training.validation`.
+    eval_every: int = 0
 
     @property
     def batch_size(self) -> int:
@@ -160,8 +164,10 @@ class PPOConfig:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise bad(key, "an integer >= 1")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise bad("seed", "an integer >= 0")
+        for key in ("seed", "eval_every"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise bad(key, "an integer >= 0")
         for key, low, high in (
             ("learning_rate", 0.0, None),
             ("gamma", 0.0, 1.0),
@@ -546,6 +552,10 @@ class PPOTrainer:
         run_dir: folder for ``training_log.csv`` and ``tensorboard/`` (None: no logs).
         tensorboard: write TensorBoard scalars (None: when tensorboard is importable).
         spaces: ``(observation_size, action_names)`` when ``env_fns`` is None.
+        val_env: the validation environment (or a factory) that ``eval_every`` plays on,
+            e.g. ``HeterogeneousClusterEnv(..., split="val")``; see
+            :mod:`hdeeprm.training.validation`. The best checkpoint goes to
+            ``run_dir/best_model.pt`` and :attr:`validator`.
     """
 
     def __init__(
@@ -556,6 +566,7 @@ class PPOTrainer:
         run_dir: str | os.PathLike[str] | None = None,
         tensorboard: bool | None = None,
         spaces: tuple[int, list[str]] | None = None,
+        val_env: Any = None,
     ) -> None:
         self.config = config.validate()
         self.envs: gym.vector.VectorEnv | None = None
@@ -595,6 +606,11 @@ class PPOTrainer:
         self._next_mask: np.ndarray | None = None
         self._returns = np.zeros(config.num_envs)
         self._ep_return = np.zeros(config.num_envs)
+        self.validator = None
+        if val_env is not None:
+            from hdeeprm.training.validation import Validator
+
+            self.validator = Validator(val_env, self.run_dir)
 
     def _apply_prior(self, name: str, probability: float) -> None:
         if name not in self.action_names:
@@ -653,6 +669,8 @@ class PPOTrainer:
         if self.envs is None:
             raise RuntimeError("this trainer has no environments (built for predict only)")
         cfg = self.config
+        if cfg.eval_every and self.validator is None:
+            raise ValueError("eval_every > 0 needs a validation environment (val_env=...)")
         total = cfg.total_timesteps if total_timesteps is None else int(total_timesteps)
         n_updates = max(1, total // cfg.batch_size)
         n_env, n_steps, size = cfg.num_envs, cfg.num_steps, len(self.action_names)
@@ -752,7 +770,11 @@ class PPOTrainer:
                     "steps_per_s": cfg.batch_size / elapsed,
                     "rollout_s": t_roll - t0,
                 }
-                log.add(row, freq, force=update == n_updates - 1)
+                last = update == n_updates - 1
+                if cfg.eval_every and (self.updates % cfg.eval_every == 0 or last):
+                    assert self.validator is not None
+                    row["val_objective"] = self.validator.validate(self, log.writer).objective
+                log.add(row, freq, force=last)
                 bar.update(cfg.batch_size)
                 if callback is not None and callback(row) is False:
                     break
@@ -863,8 +885,19 @@ class PPOTrainer:
         }
 
     # --- persistence ---------------------------------------------------------------------------
-    def state(self) -> dict[str, Any]:
-        """Everything :meth:`save` writes: plain containers and tensors only."""
+    def state(self, validation: Any = None) -> dict[str, Any]:
+        """Everything :meth:`save` writes: plain containers and tensors only.
+
+        ``validation`` (a :class:`~hdeeprm.training.validation.ValidationResult`) is recorded
+        under ``"validation"`` (update, steps, objective) for a best checkpoint.
+        """
+        record = None
+        if validation is not None:
+            record = {
+                "update": int(validation.update),
+                "steps": int(validation.steps),
+                "objective": float(validation.objective),
+            }
         return {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
@@ -877,6 +910,7 @@ class PPOTrainer:
             "global_step": self.global_step,
             "updates": self.updates,
             "episodes": self.episodes,
+            "validation": record,
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -955,3 +989,5 @@ class PPOTrainer:
         if self.envs is not None:
             self.envs.close()
             self.envs = None
+        if self.validator is not None:
+            self.validator.close()

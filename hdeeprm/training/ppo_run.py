@@ -6,7 +6,9 @@ hyperparameter of :class:`~hdeeprm.training.ppo.PPOConfig` (unknown keys are err
 
 * ``run: "train"``: :meth:`PPOTrainer.learn` for ``params.total_timesteps`` decisions
   (continuing the model of ``-im`` when given), ``training_log.csv`` and ``tensorboard/`` in
-  the run folder, the model saved with ``-om``.
+  the run folder, the model saved with ``-om``. With ``params.eval_every`` the greedy policy
+  is validated on the ``episodes.val_jobs`` windows (the whole workload without an
+  ``episodes`` block) and the best checkpoint is kept in ``best_model.pt``.
 * ``run: "evaluate"`` (greedy) or ``"test"`` (sampled): the ``-im`` model plays every
   evaluation window once; the table is printed and ``evaluation.csv`` written.
 """
@@ -55,6 +57,8 @@ class PPORunResult:
     run_dir: Path
     model_path: Path | None
     table: str = ""
+    #: One line naming the best validation checkpoint (training with ``eval_every``).
+    validation: str = ""
 
     def summary(self) -> str:
         rate = self.steps / self.wall_time if self.wall_time > 0 else 0.0
@@ -70,6 +74,8 @@ class PPORunResult:
             lines.append(f"results: {self.run_dir / 'evaluation.csv'}")
         if self.model_path is not None and self.run == "train":
             lines.append(f"model: {self.model_path}")
+        if self.validation:
+            lines.append(self.validation)
         return "\n".join(lines)
 
 
@@ -96,12 +102,13 @@ def run_ppo(
     # Subprocess environments are forked (AsyncVectorEnv context "fork"), so the prepared
     # inputs reach them without being pickled.
     env_fns = inputs_factories(inputs, config.num_envs, config.split)
+    val_env = validation_env(inputs) if config.eval_every else None
+    trainer = PPOTrainer(
+        config, env_fns, run_dir=run_dir, tensorboard=tensorboard, val_env=val_env
+    )
     if in_model is not None:
         state = PPOTrainer.read_checkpoint(in_model)
-        trainer = PPOTrainer(config, env_fns, run_dir=run_dir, tensorboard=tensorboard)
         trainer.load_state(state, str(in_model))
-    else:
-        trainer = PPOTrainer(config, env_fns, run_dir=run_dir, tensorboard=tensorboard)
     start_steps = trainer.global_step
     t0 = time.perf_counter()
     try:
@@ -111,6 +118,15 @@ def run_ppo(
     wall = time.perf_counter() - t0
     if out_model is not None:
         trainer.save(out_model)
+    validation = ""
+    best = trainer.validator.best if trainer.validator is not None else None
+    if best is not None:
+        from hdeeprm.training.validation import BEST_MODEL_FILE
+
+        validation = (
+            f"best validation: {inputs.options.env.objective} {best.objective:.6g} after update "
+            f"{best.update} ({best.steps} steps): {run_dir / BEST_MODEL_FILE}"
+        )
     return PPORunResult(
         "train",
         trainer.global_step - start_steps,
@@ -119,7 +135,29 @@ def run_ppo(
         wall,
         run_dir,
         Path(out_model) if out_model is not None else None,
+        validation=validation,
     )
+
+
+def validation_env(inputs: ExperimentInputs):
+    """The environment ``eval_every`` validates on: the ``val_jobs`` windows, or the whole
+    workload without an ``episodes`` block (:class:`InputError` when windows exist but no
+    ``val_jobs``: validating on training episodes drawn at random would not be repeatable)."""
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    options = inputs.options
+    episodes = options.env.episodes
+    if episodes is None:
+        return HeterogeneousClusterEnv(inputs=inputs, split="all")
+    if episodes.val_jobs is None:
+        raise InputError(
+            "params.eval_every validates on fixed windows of the training part: add "
+            '"val_jobs": [start, end] (and optionally val_windows, val_seed) to the episodes '
+            "block",
+            str(options.source) if options.source else None,
+            "pybatsim.env.episodes.val_jobs",
+        )
+    return HeterogeneousClusterEnv(inputs=inputs, split="val")
 
 
 def _evaluate(
@@ -161,4 +199,4 @@ def _evaluate(
     )
 
 
-__all__ = ["PPORunResult", "ppo_config", "run_ppo"]
+__all__ = ["PPORunResult", "ppo_config", "run_ppo", "validation_env"]

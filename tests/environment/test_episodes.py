@@ -53,6 +53,14 @@ def test_options_block_parsed_with_defaults(tmp_path) -> None:
         ),
         ({"window_jobs": 4, "train_jobs": [0, 10], "eval_seed": -1}, "episodes.eval_seed", ">= 0"),
         ({"window_jobs": 4, "train_jobs": [0, 10], "windows": 2}, "episodes.windows", "unknown"),
+        (
+            {"window_jobs": 4, "train_jobs": [0, 10], "eval_jobs": [10, 20], "val_jobs": [5, 12]},
+            "episodes.val_jobs",
+            "overlaps eval_jobs",
+        ),
+        ({"window_jobs": 4, "train_jobs": [0, 9], "val_jobs": [0, 3]}, "val_jobs", "fewer"),
+        ({"window_jobs": 4, "train_jobs": [0, 9], "val_windows": 0}, "val_windows", ">= 1"),
+        ({"window_jobs": 4, "train_jobs": [0, 10], "val_seed": -2}, "episodes.val_seed", ">= 0"),
     ],
 )
 def test_bad_episodes_name_the_key(tmp_path, episodes, where, fragment) -> None:
@@ -135,3 +143,28 @@ def test_all_split_is_the_whole_workload(tmp_path) -> None:
     info, _ = run_episode(env, seed=0)
     assert info["window"] == (0, 39)
     assert info["completed"] + info["rejected"] == 40
+
+
+VAL = {**EPISODES, "val_jobs": [0, 20], "val_windows": 4, "val_seed": 3}
+
+
+def test_val_split_has_its_own_fixed_windows_from_the_training_part(tmp_path) -> None:
+    env = make_env(tmp_path, VAL, split="val")
+    assert env.nb_eval_windows == 4  # the validation windows in this split
+    starts = env.windows.val_starts
+    # drawn like the evaluation windows (same formula), from val_jobs and val_seed
+    expected = sorted(int(s) for s in np.random.default_rng(3).integers(0, 16, size=4))
+    assert starts == expected and all(0 <= s <= 15 for s in starts)
+    evaluation = make_env(tmp_path / "e", VAL, split="eval")
+    assert env.windows.eval_starts == evaluation.windows.eval_starts != starts
+    # Window k and its random policies depend on val_seed and k alone.
+    first_info, first_rewards = run_episode(env, options={"window": 2})
+    other = make_env(tmp_path / "other", VAL, split="val")
+    run_episode(other, options={"window": 0}, action_seed=5)
+    info, rewards = run_episode(other, options={"window": 2})
+    assert info["window"] == first_info["window"] == (starts[2], starts[2] + 4)
+    assert rewards == first_rewards
+    with pytest.raises(ValueError, match="window 4 does not exist: there are 4 validation"):
+        env.reset(options={"window": 4})
+    with pytest.raises(InputError, match="needs val_jobs"):
+        make_env(tmp_path / "none", EPISODES, split="val")

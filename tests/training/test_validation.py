@@ -1,0 +1,179 @@
+"""Validation during PPO training: the best checkpoint by hand, on the thesis 5.4 scenario,
+independence of training from validation, and ``eval_every`` through ``hdeeprm-launch``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+from rl_helpers import THESIS_DIR, random_jobs, write_options, write_workload
+
+from hdeeprm.cli.launch import main as launch_main
+from hdeeprm.errors import InputError
+from hdeeprm.experiment import prepare_inputs
+from hdeeprm.options import load_options
+from hdeeprm.training import evaluate as ev
+from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
+from hdeeprm.training.validation import VALIDATION_COLUMNS, Validator
+
+
+class TwoWindows:
+    """One-decision episodes on two fixed windows; the objective (a cost) of window ``k`` with
+    action ``a`` is ``COST[k] * (a + 1)``."""
+
+    objective = "avg_job_slowdown"
+    nb_eval_windows = 2
+    COST = (2.0, 4.0)
+
+    def reset(self, *, seed=None, options=None):
+        self.k = options["window"]
+        job = SimpleNamespace(subtime=0.0, start_time=0.0, finish_time=1.0)
+        self.engine = SimpleNamespace(finished_jobs=[job])
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        info = {"objective": self.COST[self.k] * (action + 1)}
+        return np.zeros(1, np.float32), 0.0, True, False, info
+
+
+class Scripted:
+    """A trainer stand-in whose greedy action is set by the test."""
+
+    def __init__(self) -> None:
+        self.action, self.updates, self.global_step = 0, 0, 0
+
+    def predict(self, obs, deterministic=True, action_mask=None):
+        return np.array(self.action)
+
+    def state(self, validation=None):
+        return {"action": torch.tensor(self.action), "objective": validation.objective}
+
+
+def test_best_checkpoint_by_hand(tmp_path) -> None:
+    validator = Validator(TwoWindows(), tmp_path)
+    trainer = Scripted()
+    # greedy actions 1, 0, 2, 0 -> mean costs (2*2 + 4*2)/2 = 6, 3, 9, 3 (a tie is not better)
+    for update, action in enumerate((1, 0, 2, 0), start=1):
+        trainer.action, trainer.updates, trainer.global_step = action, update, 10 * update
+        validator.validate(trainer)
+    assert [r.objective for r in validator.history] == [6.0, 3.0, 9.0, 3.0]
+    assert [r.best for r in validator.history] == [True, True, False, False]
+    assert validator.best.update == 2 and validator.best.windows == (2.0, 4.0)
+    best = torch.load(tmp_path / "best_model.pt", weights_only=True)
+    assert int(best["action"]) == 0 and best["objective"] == 3.0
+    rows = list(csv.DictReader((tmp_path / "validation_log.csv").open()))
+    assert list(rows[0]) == [*VALIDATION_COLUMNS, "w0", "w1"]
+    assert [(r["update"], r["steps"], r["objective"], r["best"]) for r in rows] == [
+        ("1", "10", "6.0", "1"),
+        ("2", "20", "3.0", "1"),
+        ("3", "30", "9.0", "0"),
+        ("4", "40", "3.0", "0"),
+    ]
+    assert rows[2]["w0"] == "6.0" and rows[2]["w1"] == "12.0"
+
+
+@pytest.fixture(scope="module")
+def thesis_inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("thesis")
+    options = load_options(THESIS_DIR / "options.json")
+    return prepare_inputs(options, folder, custom_workload=THESIS_DIR / "workload.json")
+
+
+def thesis_config(**kw) -> PPOConfig:
+    base = dict(num_envs=2, num_steps=16, num_minibatches=2, hidden=16, seed=1)
+    base.update(kw)
+    return PPOConfig(learning_rate=3e-3, prior_action="shortest-low_power", **base)
+
+
+def test_validation_keeps_the_best_checkpoint_on_the_thesis_scenario(thesis_inputs, tmp_path):
+    """Thesis 5.4 (makespan; the pairs give 5.25 s, 6.36 s or 7 s, docs/learning.md): the
+    greedy policy starts on the 7 s pair; the best validated checkpoint plays 5.25 s."""
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    config = thesis_config(eval_every=3)
+    val_env = HeterogeneousClusterEnv(inputs=thesis_inputs)
+    trainer = PPOTrainer(
+        config,
+        inputs_factories(thesis_inputs, 2),
+        run_dir=tmp_path,
+        val_env=val_env,
+        tensorboard=False,
+    )
+    trainer.learn(32 * 20)  # 20 updates: validations after 3, 6, ..., 18 and 20
+    trainer.close()
+    history = trainer.validator.history
+    assert [r.update for r in history] == [3, 6, 9, 12, 15, 18, 20]
+    assert {round(r.objective, 2) for r in history} <= {5.25, 6.36, 7.0}
+    assert round(history[0].objective, 2) == 7.0  # still the prior's pair
+    assert trainer.validator.best.objective == pytest.approx(5.25)
+    # the first checkpoint reaching 5.25 is kept (a tie later is not better)
+    first_best = next(r for r in history if r.objective == min(h.objective for h in history))
+    assert trainer.validator.best == first_best and first_best.update < 20
+    best = PPOTrainer.load(tmp_path / "best_model.pt")
+    assert best.updates == first_best.update
+    state = torch.load(tmp_path / "best_model.pt", weights_only=True)
+    assert state["validation"]["objective"] == first_best.objective
+    replay = ev.evaluate(val_env, {"model": ev.model_policy(best)})
+    assert replay[0].objective == first_best.objective
+    rows = list(csv.DictReader((tmp_path / "training_log.csv").open()))
+    assert len(rows) == 20
+
+
+def test_training_is_the_same_with_and_without_validation(thesis_inputs) -> None:
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    plain = PPOTrainer(thesis_config(), inputs_factories(thesis_inputs, 2))
+    plain.learn(128)
+    validated = PPOTrainer(
+        thesis_config(eval_every=1),
+        inputs_factories(thesis_inputs, 2),
+        val_env=HeterogeneousClusterEnv(inputs=thesis_inputs),
+    )
+    validated.learn(128)
+    assert len(validated.validator.history) == 4
+    a, b = plain.model.state_dict(), validated.model.state_dict()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    with pytest.raises(ValueError, match="needs a validation environment"):
+        PPOTrainer(thesis_config(eval_every=2), inputs_factories(thesis_inputs, 2)).learn(32)
+    with pytest.raises(InputError, match="eval_every"):
+        PPOConfig.from_params({"eval_every": -1})
+
+
+def test_launch_validates_on_val_windows_and_names_missing_val_jobs(tmp_path: Path) -> None:
+    runner = CliRunner()
+    workload = write_workload(tmp_path / "wl", random_jobs(40, seed=2))
+    params = {
+        "total_timesteps": 64,
+        "num_envs": 2,
+        "num_steps": 16,
+        "num_minibatches": 2,
+        "eval_every": 1,
+    }
+    agent = {"type": "LEARNING", "algorithm": "ppo", "hidden": 8, "lr": 0.001, "params": params}
+    episodes = {"window_jobs": 5, "train_jobs": [0, 30], "eval_jobs": [30, 40]}
+    options = write_options(
+        tmp_path / "run",
+        objective="avg_job_slowdown",
+        agent=agent,
+        episodes={**episodes, "val_jobs": [0, 30], "val_windows": 2},
+    )
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "best validation: avg_job_slowdown" in result.output
+    rows = list(csv.DictReader((tmp_path / "run" / "validation_log.csv").open()))
+    assert [r["update"] for r in rows] == ["1", "2"] and "w1" in rows[0]
+    assert (tmp_path / "run" / "best_model.pt").is_file()
+
+    options = write_options(tmp_path / "bad", agent=agent, episodes=episodes)
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 2
+    assert "pybatsim.env.episodes.val_jobs" in result.output and "Traceback" not in result.output
+    raw = json.loads(options.read_text())
+    assert raw["pybatsim"]["env"]["episodes"] == episodes  # the user's file is untouched

@@ -209,7 +209,7 @@ def serve(
         f"hdeeprm-sim: {len(engine.finished_jobs)} jobs, makespan {makespan:g} s, "
         + (f"energy {engine.consumed_energy:g} J, " if energy else "")
         + f"{stats.messages} messages in "
-        f"{stats.wall_time:.2f} s; outputs {folder / prefix}*.csv"
+        f"{stats.wall_time:.2f} s (CPU {stats.cpu_time:.2f} s); outputs {folder / prefix}*.csv"
     )
 
 

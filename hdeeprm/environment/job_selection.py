@@ -41,8 +41,12 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
   ``max_core``, memory / ``max_mem``, bandwidth / ``max_mem_bw`` (the job limits, clipped to
   1) and "fits now" (0 or 1); an empty slot is all zeros;
 * per node type (platform order of first appearance): free cores and free memory, as
-  fractions of that type's totals; then the queued jobs beyond the visible ones,
+  fractions of that type's totals; on a GPU platform, then the free GPUs of each node type
+  with GPUs (fraction); then the queued jobs beyond the visible ones,
   ``min(1, hidden / queue_slots)``.
+* on a GPU platform each slot ends with 2 more features (:data:`GPU_FEATURES`): requested
+  GPUs / the platform's GPUs, and 1 for a ``network`` job (CuSH's view of a job: its
+  locality penalty depends on both). CPU-only platforms keep the layout above.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ DEFAULT_SLOTS = 128
 JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
 #: Features appended per visible job with ``log_features=True``.
 LOG_FEATURES = ("log_wait", "log_req_time", "log_res")
+#: Features appended last per visible job on a platform with GPUs (CuSH's job view).
+GPU_FEATURES = ("gpus", "network")
 #: The objective the rewards add up to.
 OBJECTIVE = "avg_bounded_slowdown"
 
@@ -87,10 +93,14 @@ def placement_reward(pool: Any, alloc: Sequence[int]) -> float:
 
 
 class _ObservedCluster:
-    """Free cores and memory per node type, read from the core pool's per-node counters."""
+    """Free cores and memory per node type, read from the core pool's per-node counters;
+    on a platform with GPUs, then the free GPUs of each node type that has GPUs."""
 
     def __init__(self, manager: Any) -> None:
         pool = manager.pool
+        self.gpu_pool = manager.gpu_pool
+        #: Node types with GPUs (one free-GPU feature each; 0 on a CPU-only platform).
+        self.nb_gpu_types = len(self.gpu_pool.types)
         types: dict[str, int] = {}
         for node in pool.platform.nodes:
             types.setdefault(node.type, len(types))
@@ -102,13 +112,20 @@ class _ObservedCluster:
         self.mem = np.bincount(self.group, pool.node_capacity, minlength=self.nb_types)
         self.pool = pool
 
+    @property
+    def size(self) -> int:
+        return 2 * self.nb_types + self.nb_gpu_types
+
     def features(self) -> np.ndarray:
         pool = self.pool
         busy = np.bincount(self.group, pool.node_busy, minlength=self.nb_types)
         free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
-        out = np.empty(2 * self.nb_types)
-        out[0::2] = 1.0 - busy / self.cores
-        out[1::2] = np.divide(free_mem, self.mem, out=np.ones_like(free_mem), where=self.mem > 0)
+        out = np.empty(self.size)
+        both = out[: 2 * self.nb_types]
+        both[0::2] = 1.0 - busy / self.cores
+        both[1::2] = np.divide(free_mem, self.mem, out=np.ones_like(free_mem), where=self.mem > 0)
+        if self.nb_gpu_types:
+            out[2 * self.nb_types :] = self.gpu_pool.free_by_type()
         return out
 
 
@@ -189,7 +206,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.queue_slots = queue_slots
         self.core_policy = core_policy
         self.log_features = bool(log_features)
-        #: Features per visible job (the observation's per-slot width).
+        #: Features per visible job (the observation's per-slot width; set with the platform
+        #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
         super().__init__(
@@ -211,7 +229,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         )
         self._scale[self._scale <= 0] = 1.0
         self._log_scale = np.log1p(self._scale[[0, 0, 2]])
-        size = queue_slots * self.job_width + 2 * self._cluster.nb_types + 1
+        size = queue_slots * self.job_width + self._cluster.size + 1
         self.observation_space = spaces.Box(0.0, 1.0, (size,), np.float32)
         if policies is None:
             self.action_space = spaces.Discrete(queue_slots + 1)
@@ -233,6 +251,9 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _make_observer(self, manager: Any) -> Any:
         """Called by the parent with each new manager: per-episode views of it."""
         self._cluster = _ObservedCluster(manager)
+        base = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
+        self.job_width = base + (len(GPU_FEATURES) if self._cluster.nb_gpu_types else 0)
+        self._max_gpus = max(1, manager.gpu_pool.nb_gpus)
         self._ends = _RunningEnds()
         manager.job_listeners.append(self._ends)
         return _Observer(self)
@@ -452,12 +473,12 @@ class _Observer:
     @property
     def size(self) -> int:
         env = self.env
-        return env.queue_slots * env.job_width + 2 * env._cluster.nb_types + 1
+        return env.queue_slots * env.job_width + env._cluster.size + 1
 
     def build(self) -> np.ndarray:
         env = self.env
         slots, width = env.queue_slots, env.job_width
-        obs = np.zeros(slots * width + 2 * env._cluster.nb_types + 1, dtype=np.float32)
+        obs = np.zeros(slots * width + env._cluster.size + 1, dtype=np.float32)
         visible = env._visible
         if visible:
             now = env.manager.now
@@ -473,6 +494,9 @@ class _Observer:
             raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block[:n, :5] = raw
             block[:n, 5] = env._fits[:n]
+            if env._cluster.nb_gpu_types:
+                block[:n, width - 2] = [min(1.0, j.gpus / env._max_gpus) for j in visible]
+                block[:n, width - 1] = [j.workload_type == "network" for j in visible]
         cluster = env._cluster.features()
         start = slots * width
         obs[start : start + len(cluster)] = cluster

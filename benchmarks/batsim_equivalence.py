@@ -54,14 +54,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="batsim-eq-") as tmp:
         folder = Path(tmp)
         xml, workload, nb = trace_inputs(
-            trace, REPO / "platform_examples" / f"{args.platform}.json", folder, args.profile,
+            trace,
+            REPO / "platform_examples" / f"{args.platform}.json",
+            folder,
+            args.profile,
             args.nb_jobs,
         )
         grouping = "one message per instant" if args.instant else "--batsim-timing"
-        print(f"{args.trace}, {nb} jobs, {args.profile} profiles, platform {args.platform}, "
-              f"hdeeprm-sim {grouping}")
-        print(f"{'scheduler':<22}{'Batsim':>9}{'hdeeprm':>9}  differing jobs per column "
-              "(as printed | to 1 us)")
+        print(
+            f"{args.trace}, {nb} jobs, {args.profile} profiles, platform {args.platform}, "
+            f"hdeeprm-sim {grouping}"
+        )
+        print(
+            f"{'scheduler':<22}{'Batsim':>9}{'hdeeprm':>9}  differing jobs per column "
+            "(as printed | to 1 us)"
+        )
         for name in args.schedulers.split(","):
             start = time.perf_counter()
             runs = folder / Path(name).stem

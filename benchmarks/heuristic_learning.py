@@ -121,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-windows", type=int, default=8)
     parser.add_argument("--eval-windows", type=int, default=10)
     parser.add_argument(
-        "--period", type=seconds_or_none, default=86400.0,
+        "--period",
+        type=seconds_or_none,
+        default=86400.0,
         help="seconds a choice holds (the thesis: 1 day or 1 week); 'none': each pass",
     )
     parser.add_argument("--theta", type=seconds_or_none, default=144000.0, help="'none': off")
@@ -133,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bandit-episodes", type=int, default=16)
     parser.add_argument("--epsilon", type=float, default=0.1)
     parser.add_argument(
-        "--bandit-cost", choices=["wait", "bsld"], nargs="+", default=["wait", "bsld"],
+        "--bandit-cost",
+        choices=["wait", "bsld"],
+        nargs="+",
+        default=["wait", "bsld"],
         help="bandit feedback per finished job: wait (the thesis's) and/or bounded slowdown",
     )
     parser.add_argument("--no-ppo", action="store_true")
@@ -218,9 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 t2 = time.perf_counter()
                 tuner_rng = np.random.default_rng(args.seed)
                 for _ in range(args.bandit_episodes):
-                    play_simulated_feedback(
-                        train_env, tuner, seed=int(tuner_rng.integers(2**31))
-                    )
+                    play_simulated_feedback(train_env, tuner, seed=int(tuner_rng.integers(2**31)))
                 names = pick_env.action_names
                 print(
                     f"{label}: {args.bandit_episodes} training windows, {tuner.periods} periods "
@@ -269,8 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             results += online_results(
                 eval_env,
                 greedy,
-                lambda e, w, b=frozen, c=cost: play_bandit(e, b, seed=0, window=w, learn=False,
-                                                           cost=c),
+                lambda e, w, b=frozen, c=cost: play_bandit(
+                    e, b, seed=0, window=w, learn=False, cost=c
+                ),
             )
             results += online_results(
                 eval_env,

@@ -316,9 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         #    training part (nothing of the held-out part)
         val_env = HeterogeneousClusterEnv(inputs=inputs, split="val")
         pairs = {
-            n: p
-            for n, p in ev.baseline_policies(val_env.action_names, 0).items()
-            if n != ev.RANDOM
+            n: p for n, p in ev.baseline_policies(val_env.action_names, 0).items() if n != ev.RANDOM
         }
         val_pairs: dict[str, float] = {}
         if args.pair is not None:

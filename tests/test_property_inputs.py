@@ -207,9 +207,7 @@ class ScriptedAgent(PolicyLearningAgent):
 ACTIONS = 5
 outputs = st.tuples(
     st.lists(st.integers(min_value=0, max_value=7), min_size=0, max_size=3),
-    st.lists(
-        st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=64, max_size=64
-    ),
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=64, max_size=64),
 )
 
 

@@ -201,8 +201,9 @@ def _launch(
     if learning and options.agent.algorithm == "ppo":
         from hdeeprm.training.ppo_run import run_ppo
 
-        click.echo(run_ppo(inputs, in_model=in_model, out_model=out_model,
-                           progress=not quiet).summary())
+        click.echo(
+            run_ppo(inputs, in_model=in_model, out_model=out_model, progress=not quiet).summary()
+        )
         return
     if learning:
         from hdeeprm.experiment.run import insights_log

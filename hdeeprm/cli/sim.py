@@ -189,9 +189,7 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     engine = Engine(platform, workloads, strict_allocation_size=True)
-    timing = (
-        _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
-    )
+    timing = _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
     server = ProtocolServer(
         engine,
         endpoint,

@@ -71,9 +71,7 @@ THESIS_ORDERINGS: tuple[str, ...] = (
 OBJECTIVE = "avg_bounded_slowdown"
 
 
-def parse_choices(
-    choices: Sequence[str] | None, default_backfill: str
-) -> list[tuple[str, str]]:
+def parse_choices(choices: Sequence[str] | None, default_backfill: str) -> list[tuple[str, str]]:
     """``"P"`` or ``"P/B"`` strings to ``(primary, backfill)`` pairs (errors name the entry)."""
     if choices is None:
         choices = THESIS_ORDERINGS

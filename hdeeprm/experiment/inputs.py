@@ -317,9 +317,7 @@ def _make_workload(options: Options, platform: Platform, mem_bw_range: tuple[flo
     return result
 
 
-def _convert_or_generate(
-    options: Options, platform: Platform, mem_bw_range: tuple[float, float]
-):
+def _convert_or_generate(options: Options, platform: Platform, mem_bw_range: tuple[float, float]):
     nb_cores = len(platform.cores)
     if options.synthetic_workload is not None:
         synth = options.synthetic_workload

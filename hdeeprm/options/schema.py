@@ -295,7 +295,15 @@ EPISODES_KEYS = (
 )
 ACTIONS_KEYS = ("selection", "void")
 AGENT_KEYS = (
-    "type", "policy_pair", "run", "hidden", "lr", "gamma", "params", "scheduler", "algorithm"
+    "type",
+    "policy_pair",
+    "run",
+    "hidden",
+    "lr",
+    "gamma",
+    "params",
+    "scheduler",
+    "algorithm",
 )
 SYNTHETIC_KEYS = ("model", "nb_jobs", "nb_cores")
 

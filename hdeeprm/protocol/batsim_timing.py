@@ -182,9 +182,7 @@ class BatsimTiming:
     clock at large times is the same; the remaining durations live in one NumPy array.
     """
 
-    def __init__(
-        self, engine: Engine, bandwidth: Sequence[float], *, energy: bool = True
-    ) -> None:
+    def __init__(self, engine: Engine, bandwidth: Sequence[float], *, energy: bool = True) -> None:
         self.engine = engine
         #: Batsim runs with energy (``-E``): jobs query every host's energy when they start
         #: and end, which delays their messages (see ``_run``).
@@ -206,8 +204,9 @@ class BatsimTiming:
         self._attached = 0  # sleeps carrying events of the current instant
         #: Every job's submission time, in submission order; the submissions the engine has
         #: revealed and the submitter has not posted yet.
-        self._subtimes = deque(sorted(float(spec.subtime) for wl in engine.workloads
-                                      for spec in wl.jobs))
+        self._subtimes = deque(
+            sorted(float(spec.subtime) for wl in engine.workloads for spec in wl.jobs)
+        )
         self._sub_events: list[Event] = []
         self._submitter: _Sleep | None = None
         self._sub_wake = 0.0

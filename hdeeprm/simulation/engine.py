@@ -804,9 +804,7 @@ class Engine:
             len(stalled),
             names,
             f" and {more} more" if more > 0 else "",
-            " [no further such warnings]"
-            if self._warned_stalls == MAX_STALL_WARNINGS
-            else "",
+            " [no further such warnings]" if self._warned_stalls == MAX_STALL_WARNINGS else "",
         )
 
     def _end(self, job: SimJob, state: str) -> Event:

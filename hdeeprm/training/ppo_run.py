@@ -103,9 +103,7 @@ def run_ppo(
     # inputs reach them without being pickled.
     env_fns = inputs_factories(inputs, config.num_envs, config.split)
     val_env = validation_env(inputs) if config.eval_every else None
-    trainer = PPOTrainer(
-        config, env_fns, run_dir=run_dir, tensorboard=tensorboard, val_env=val_env
-    )
+    trainer = PPOTrainer(config, env_fns, run_dir=run_dir, tensorboard=tensorboard, val_env=val_env)
     if in_model is not None:
         state = PPOTrainer.read_checkpoint(in_model)
         trainer.load_state(state, str(in_model))

@@ -296,8 +296,7 @@ def check_decision(agent: LearningAgent, action: Any, action_size: int, decided:
     valid = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
     if not valid or not 0 <= int(action) < action_size:
         raise InputError(
-            f"{name}.decide returned {action!r}: expected an action index in "
-            f"0..{action_size - 1}",
+            f"{name}.decide returned {action!r}: expected an action index in 0..{action_size - 1}",
             source_file(type(agent)),
             f"class {name}",
         )

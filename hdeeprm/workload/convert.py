@@ -219,9 +219,7 @@ def select_jobs(
                 mem = 0.0
                 mem_unknown += 1
             res_fallback += res_from_alloc
-            append(
-                UsableJob(rec.job_number, rec.submit_time, run, res, req, mem, int(rec.user_id))
-            )
+            append(UsableJob(rec.job_number, rec.submit_time, run, res, req, mem, int(rec.user_id)))
             if nb_jobs is not None and len(kept) == nb_jobs:
                 summary.stopped_early = True
                 break

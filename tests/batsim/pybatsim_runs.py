@@ -78,8 +78,15 @@ def run_on_hdeeprm(
     port = free_port()
     sched = _scheduler(pybatsim, scheduler, port, out / "scheduler.log")
     try:
-        serve(platform, [workload], str(out / "out"), f"tcp://127.0.0.1:{port}",
-              timeout=60, energy=energy, batsim_timing=batsim_timing)
+        serve(
+            platform,
+            [workload],
+            str(out / "out"),
+            f"tcp://127.0.0.1:{port}",
+            timeout=60,
+            energy=energy,
+            batsim_timing=batsim_timing,
+        )
     finally:
         _finish(sched, out / "scheduler.log", scheduler, 30)
     return out / "out_jobs.csv"

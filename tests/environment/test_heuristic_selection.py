@@ -46,8 +46,13 @@ LQF_STARTS = {"A": 0, "B": 30, "C": 10, "D": 10}
 def write_delay_workload(folder, jobs, nb_res: int = 4):
     """``(id, submit, cores, run, requested)`` jobs with delay profiles (exact run times)."""
     profiles = {
-        jid: {"type": "delay", "delay": float(run), "req_time": float(req), "mem": 0.0,
-              "mem_bw": 0.0}
+        jid: {
+            "type": "delay",
+            "delay": float(run),
+            "req_time": float(req),
+            "mem": 0.0,
+            "mem_bw": 0.0,
+        }
         for jid, _, _, run, req in jobs
     }
     raw = {
@@ -156,7 +161,10 @@ def test_a_choice_holds_for_its_period(tmp_path, period, decisions) -> None:
 @pytest.mark.parametrize("period", [None, 60.0])
 def test_rewards_add_up_to_minus_avebsld(tmp_path, period) -> None:
     env = make_env(
-        tmp_path, random_delay_jobs(80, seed=3), choices=None, period=period,
+        tmp_path,
+        random_delay_jobs(80, seed=3),
+        choices=None,
+        period=period,
         scheduler={"preset": "easy", "theta": 100},
     )
     assert env.action_names == list(THESIS_ORDERINGS)
@@ -249,7 +257,11 @@ def test_ppo_trains_on_a_vector_env_and_factories_pickle(tmp_path) -> None:
     weights = []
     for _ in range(2):
         config = PPOConfig(
-            num_envs=2, num_steps=32, num_minibatches=2, update_epochs=1, total_timesteps=128,
+            num_envs=2,
+            num_steps=32,
+            num_minibatches=2,
+            update_epochs=1,
+            total_timesteps=128,
             seed=0,
         )
         trainer = PPOTrainer(config, factories)

@@ -46,9 +46,7 @@ def names(env: JobSelectionEnv) -> list[str]:
 
 
 def times(env: JobSelectionEnv) -> dict[str, tuple[float, float]]:
-    return {
-        j.id.split("!")[-1]: (j.start_time, j.finish_time) for j in env.engine.finished_jobs
-    }
+    return {j.id.split("!")[-1]: (j.start_time, j.finish_time) for j in env.engine.finished_jobs}
 
 
 def test_masks_and_do_nothing_by_hand(tmp_path) -> None:

@@ -190,8 +190,14 @@ def test_hdeeprm_sim_batsim_timing_over_the_wire(tmp_path: Path) -> None:
     done: list[str] = []
     thread = threading.Thread(
         target=lambda: done.append(
-            serve(tmp_path / "platform.xml", [tmp_path / "workload.json"], str(tmp_path / "out"),
-                  endpoint, timeout=10, batsim_timing=True)
+            serve(
+                tmp_path / "platform.xml",
+                [tmp_path / "workload.json"],
+                str(tmp_path / "out"),
+                endpoint,
+                timeout=10,
+                batsim_timing=True,
+            )
         )
     )
     thread.start()
@@ -210,8 +216,13 @@ def test_hdeeprm_sim_batsim_timing_over_the_wire(tmp_path: Path) -> None:
             reply = []
             while queue and free:
                 free.pop()
-                reply.append({"timestamp": message["now"], "type": "EXECUTE_JOB",
-                              "data": {"job_id": queue.pop(0), "alloc": "0"}})
+                reply.append(
+                    {
+                        "timestamp": message["now"],
+                        "type": "EXECUTE_JOB",
+                        "data": {"job_id": queue.pop(0), "alloc": "0"},
+                    }
+                )
             socket.send_string(json.dumps({"now": message["now"], "events": reply}))
             if "SIMULATION_ENDS" in kinds:
                 break

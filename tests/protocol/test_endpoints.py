@@ -57,9 +57,7 @@ def test_wildcards_only_for_binding() -> None:
 @pytest.mark.parametrize("endpoint", [*MALFORMED, "tcp://*:28000"])
 def test_hdeeprm_sim_exits_2_without_output(tmp_path: Path, endpoint: str) -> None:
     (tmp_path / "platform.xml").write_text(THESIS_XML)
-    (tmp_path / "workload.json").write_text(
-        json.dumps({"nb_res": 2, "jobs": [], "profiles": {}})
-    )
+    (tmp_path / "workload.json").write_text(json.dumps({"nb_res": 2, "jobs": [], "profiles": {}}))
     result = CliRunner().invoke(
         sim_main,
         [

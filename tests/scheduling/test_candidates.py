@@ -95,9 +95,7 @@ def test_walk_visits_only_requests_that_could_start(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("preset", ["easy", "easy-sjbf", "easy++"])
-def test_index_starts_what_a_full_scan_starts(
-    monkeypatch: pytest.MonkeyPatch, preset: str
-) -> None:
+def test_index_starts_what_a_full_scan_starts(monkeypatch: pytest.MonkeyPatch, preset: str) -> None:
     """Same jobs started in the same order with and without the index, pass after pass."""
 
     def replay(scan: bool) -> list[tuple[float, str]]:

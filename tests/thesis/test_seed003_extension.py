@@ -44,7 +44,10 @@ def test_options_load_as_the_paper_set_them(folder):
     assert options.env.observation == "minimal"
     assert options.env.reward == "thesis"
     assert (options.agent.type, options.agent.hidden, options.agent.lr, options.agent.gamma) == (
-        "LEARNING", 16, 0.005, 0.99
+        "LEARNING",
+        16,
+        0.005,
+        0.99,
     )
     assert options.platform_file_path.is_file()
 
@@ -83,8 +86,11 @@ def test_four_core_pairs_by_hand():
     fast = (2 * 50 + 2 * 2) * JOB_FLOP / 3.3
     # Both on the slow processor (low_power), P1 at 3 GFLOPS; fast cores in P3.
     slow = (2 * 40 + 2 * 2.5) * 7.0
-    expected = {"high_gflops": (JOB_FLOP / 3.3, fast), "high_mem_bw": (5.25, spread),
-                "low_power": (7.0, slow)}
+    expected = {
+        "high_gflops": (JOB_FLOP / 3.3, fast),
+        "high_mem_bw": (5.25, spread),
+        "low_power": (7.0, slow),
+    }
     for name, result in pairs.items():
         makespan, energy = expected[name.split("-", 1)[1]]
         assert result.makespan == pytest.approx(makespan, rel=1e-9)
@@ -121,16 +127,23 @@ def test_sequential_two_jobs_by_hand():
     idle = (2 * 2 + 2 * 2.5) * (10 - 5.25)
     assert pairs["shortest-low_power"].energy == pytest.approx(2 * alone + idle, rel=1e-9)
     edp = _pairs("basic_4", "two_jobs_sequential", "edp", "energy_edp")
-    assert edp["shortest-low_power"].objective == pytest.approx((2 * alone + idle) * 15.25,
-                                                                rel=1e-9)
+    assert edp["shortest-low_power"].objective == pytest.approx(
+        (2 * alone + idle) * 15.25, rel=1e-9
+    )
 
 
 def test_converged_at_reads_the_last_dip():
     run = common.TrainingRun(
         names=list(common.ACTIONS),
-        probabilities=np.array([[0.2, 0.2, 0.2, 0.2, 0.2], [0.0, 0.95, 0.0, 0.0, 0.05],
-                                [0.1, 0.5, 0.0, 0.0, 0.3], [0.0, 0.7, 0.0, 0.0, 0.3],
-                                [0.0, 0.99, 0.0, 0.0, 0.01]]),
+        probabilities=np.array(
+            [
+                [0.2, 0.2, 0.2, 0.2, 0.2],
+                [0.0, 0.95, 0.0, 0.0, 0.05],
+                [0.1, 0.5, 0.0, 0.0, 0.3],
+                [0.0, 0.7, 0.0, 0.0, 0.3],
+                [0.0, 0.99, 0.0, 0.0, 0.01],
+            ]
+        ),
         objectives=np.zeros(5),
         seconds=0.0,
     )
@@ -142,8 +155,7 @@ def test_converged_at_reads_the_last_dip():
 
 def test_scaling_converges_on_four_cores():
     """The paper's basic experiment (4.2.1): the actor-critic prefers a high_mem_bw pair."""
-    result = _script("scaling").run_scenario("basic_4", episodes=80, seeds=1,
-                                              ppo_decisions=32)
+    result = _script("scaling").run_scenario("basic_4", episodes=80, seeds=1, ppo_decisions=32)
     (run,) = result["runs"]
     at = run.converged_at(result["optimal"])
     assert at is not None and at < 80
@@ -152,16 +164,24 @@ def test_scaling_converges_on_four_cores():
 
 
 def test_scaling_script_prints_each_size(capsys):
-    assert _script("scaling").main(["--sizes", "basic_8", "hetero_176", "--episodes", "2",
-                                    "--seeds", "1"]) == 0
+    assert (
+        _script("scaling").main(
+            ["--sizes", "basic_8", "hetero_176", "--episodes", "2", "--seeds", "1"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "basic_8: 8 cores" in out and "hetero_176: 176 cores" in out
     assert out.count("<- optimal") == 4
 
 
 def test_energy_edp_script_short_run(capsys):
-    assert _script("energy_edp").main(["--part", "small", "--episodes", "2", "--seeds",
-                                       "1", "--ppo-decisions", "16"]) == 0
+    assert (
+        _script("energy_edp").main(
+            ["--part", "small", "--episodes", "2", "--seeds", "1", "--ppo-decisions", "16"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     for name in common.TWO_JOB_WORKLOADS:
         assert f"two_jobs_{name}: objective energy_consumption" in out

@@ -20,7 +20,7 @@ from hdeeprm.training import run_learning
 
 REPO_AGENT = THESIS_DIR.parents[1] / "agent_examples" / "reinforce.py"
 
-AGENT = '''
+AGENT = """
 import os
 
 import torch
@@ -42,7 +42,7 @@ class {name}(PolicyLearningAgent):
         if CALLS[0] == int(os.environ.get("STOP_AT_CALL", "0")):
             raise KeyboardInterrupt
         return F.softmax(self.layer(observation), dim=1)
-'''
+"""
 
 
 def agent_file(folder: Path, name: str = "WideAgent", extra: int = 2) -> Path:

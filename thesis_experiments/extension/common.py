@@ -253,8 +253,9 @@ def run_fixed_pairs(
         info: dict = {}
         while not terminated:
             _, _, terminated, _, info = env.step(action)
-        results[name] = PairResult(float(info["objective"]), float(info["time"]),
-                                   float(info["energy"]))
+        results[name] = PairResult(
+            float(info["objective"]), float(info["time"]), float(info["energy"])
+        )
     return results
 
 
@@ -339,8 +340,14 @@ class PPORun:
 
 
 def train_ppo(
-    options: Options, workload_file: Path, run_dir: Path, decisions: int, *,
-    num_envs: int = 2, num_steps: int = 8, learning_rate: float = 0.005,
+    options: Options,
+    workload_file: Path,
+    run_dir: Path,
+    decisions: int,
+    *,
+    num_envs: int = 2,
+    num_steps: int = 8,
+    learning_rate: float = 0.005,
 ) -> PPORun:
     """The built-in PPO (``"algorithm": "ppo"``) on the scenario: ``decisions`` decision
     steps (one per episode here) in rollouts of ``num_envs x num_steps``; same network width
@@ -350,14 +357,20 @@ def train_ppo(
 
     inputs = prepare_inputs(options, run_dir, custom_workload=workload_file)
     config = PPOConfig(
-        total_timesteps=decisions, num_envs=num_envs, num_steps=num_steps,
-        num_minibatches=2, learning_rate=learning_rate, gamma=options.agent.gamma,
-        hidden=options.agent.hidden, seed=options.seed,
+        total_timesteps=decisions,
+        num_envs=num_envs,
+        num_steps=num_steps,
+        num_minibatches=2,
+        learning_rate=learning_rate,
+        gamma=options.agent.gamma,
+        hidden=options.agent.hidden,
+        seed=options.seed,
     )
     names = options.env.action_names
     start = time.process_time()
-    trainer = PPOTrainer(config, inputs_factories(inputs, num_envs), run_dir=run_dir,
-                         tensorboard=False)
+    trainer = PPOTrainer(
+        config, inputs_factories(inputs, num_envs), run_dir=run_dir, tensorboard=False
+    )
     trainer.learn()
     trainer.close()
     with open(run_dir / "training_log.csv", newline="") as log:
@@ -366,8 +379,9 @@ def train_ppo(
     objectives = np.array([float(row["objective"]) for row in rows])
     env = HeterogeneousClusterEnv(inputs=inputs)
     observation, info = env.reset(seed=options.seed)
-    greedy = names[int(trainer.predict(observation, deterministic=True,
-                                       action_mask=info.get("action_mask")))]
+    greedy = names[
+        int(trainer.predict(observation, deterministic=True, action_mask=info.get("action_mask")))
+    ]
     return PPORun(names, frequencies, objectives, greedy, time.process_time() - start)
 
 
@@ -385,11 +399,15 @@ def ppo_summary(runs: Sequence[PPORun], optimal: Sequence[str], batch: int = 16)
             starts.append(first * batch)
     text = f"greedy action optimal in {good} of {len(runs)} seeds ({', '.join(greedy)})"
     if starts:
-        text += (f"; {len(starts)} of {len(runs)} seeds take optimal pairs in >= 90% of every "
-                 f"rollout from decision {min(starts)}-{max(starts)}")
+        text += (
+            f"; {len(starts)} of {len(runs)} seeds take optimal pairs in >= 90% of every "
+            f"rollout from decision {min(starts)}-{max(starts)}"
+        )
     tails = [float(r.objectives[-1]) for r in runs]
-    return text + (f"; last rollout: optimal share {min(last):.2f}-{max(last):.2f}, "
-                   f"objective {min(tails):.6g}-{max(tails):.6g}")
+    return text + (
+        f"; last rollout: optimal share {min(last):.2f}-{max(last):.2f}, "
+        f"objective {min(tails):.6g}-{max(tails):.6g}"
+    )
 
 
 def seed_summary(runs: Sequence[TrainingRun], optimal: Sequence[str], last: int = 10) -> str:
@@ -422,8 +440,10 @@ def print_pairs(results: dict[str, PairResult], unit: str) -> None:
     best = optimal_pairs(results)
     for name, r in results.items():
         mark = "  <- optimal" if name in best else ""
-        print(f"    {name:24s} objective {r.objective:14.6g} {unit:4s} makespan "
-              f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J{mark}")
+        print(
+            f"    {name:24s} objective {r.objective:14.6g} {unit:4s} makespan "
+            f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J{mark}"
+        )
 
 
 if __name__ == "__main__":

@@ -52,13 +52,19 @@ def main(argv: list[str] | None = None) -> int:
         settled = run.converged_at(OPTIMAL)
         passed.append(first)
         stayed.append(settled)
-        print(f"seed {seed:>9}: p(high_mem_bw) > 0.9 first at episode {first}, stays from "
-              f"{settled}; final p {p[-1]:.4f}; last makespan {run.objectives[-1]:.4g} s; "
-              f"{run.seconds:.1f} CPU s")
+        print(
+            f"seed {seed:>9}: p(high_mem_bw) > 0.9 first at episode {first}, stays from "
+            f"{settled}; final p {p[-1]:.4f}; last makespan {run.objectives[-1]:.4g} s; "
+            f"{run.seconds:.1f} CPU s"
+        )
     ok = [f for f in passed if f is not None]
-    print(f"{len(ok)} of {len(seeds)} seeds pass 0.9 (episodes {min(ok)}-{max(ok)}, median "
-          f"{int(np.median(ok))}); {sum(s is not None for s in stayed)} stay above it to "
-          f"episode {args.episodes - 1}" if ok else f"no seed passes 0.9 in {args.episodes}")
+    print(
+        f"{len(ok)} of {len(seeds)} seeds pass 0.9 (episodes {min(ok)}-{max(ok)}, median "
+        f"{int(np.median(ok))}); {sum(s is not None for s in stayed)} stay above it to "
+        f"episode {args.episodes - 1}"
+        if ok
+        else f"no seed passes 0.9 in {args.episodes}"
+    )
     return 0
 
 

@@ -31,7 +31,11 @@ SCALED = ("hetero_704", "hetero_2816", "hetero_5632")
 
 
 def run_scenario(
-    platform: str, workload: str, objective: str, episodes: int, seeds: int,
+    platform: str,
+    workload: str,
+    objective: str,
+    episodes: int,
+    seeds: int,
     ppo_decisions: int = 0,
 ):
     """Fixed pairs, ``seeds`` actor-critic runs and (with ``ppo_decisions``) as many PPO runs
@@ -52,7 +56,9 @@ def run_scenario(
     ppo = [
         common.train_ppo(
             common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
-            workload_file, common.temp_run_dir(workload), ppo_decisions,
+            workload_file,
+            common.temp_run_dir(workload),
+            ppo_decisions,
         )
         for seed in range(seeds if ppo_decisions else 0)
     ]
@@ -64,8 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("small", "scaled", "both"), default="both")
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--ppo-decisions", type=int, default=0,
-                        help="also train the built-in PPO for this many decisions per seed")
+    parser.add_argument(
+        "--ppo-decisions",
+        type=int,
+        default=0,
+        help="also train the built-in PPO for this many decisions per seed",
+    )
     parser.add_argument("--platforms", nargs="+", choices=SCALED, default=SCALED)
     args = parser.parse_args(argv)
     scenarios = []
@@ -81,12 +91,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{platform} / {workload}: objective {objective} ({unit})")
             common.print_pairs(pairs, unit)
             seconds = sum(r.seconds for r in runs)
-            print(f"  actor-critic, {args.episodes} episodes x {args.seeds} seeds: "
-                  f"{common.seed_summary(runs, optimal)}; {seconds:.1f} CPU s")
+            print(
+                f"  actor-critic, {args.episodes} episodes x {args.seeds} seeds: "
+                f"{common.seed_summary(runs, optimal)}; {seconds:.1f} CPU s"
+            )
             if ppo:
                 seconds = sum(r.seconds for r in ppo)
-                print(f"  PPO, {args.ppo_decisions} decisions x {args.seeds} seeds: "
-                      f"{common.ppo_summary(ppo, optimal)}; {seconds:.1f} CPU s")
+                print(
+                    f"  PPO, {args.ppo_decisions} decisions x {args.seeds} seeds: "
+                    f"{common.ppo_summary(ppo, optimal)}; {seconds:.1f} CPU s"
+                )
     return 0
 
 

@@ -59,8 +59,9 @@ def run_seed(
             options = common.scenario_options(OPTIONS, platform, objective=objective, seed=seed)
             out = run_dir / f"phase_{k}.pt"
             runs.append(
-                common.train(options, workload, run_dir, phase_episodes[k], in_model=model,
-                             out_model=out)
+                common.train(
+                    options, workload, run_dir, phase_episodes[k], in_model=model, out_model=out
+                )
             )
             model = out
     return runs
@@ -69,11 +70,17 @@ def run_seed(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--platform", choices=PLATFORMS, default="hetero_5632")
-    parser.add_argument("--phase-episodes", type=int, nargs="+", default=[400, 400, 300, 300],
-                        help="episodes per phase: one count, or one per phase (the paper's)")
+    parser.add_argument(
+        "--phase-episodes",
+        type=int,
+        nargs="+",
+        default=[400, 400, 300, 300],
+        help="episodes per phase: one count, or one per phase (the paper's)",
+    )
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--mode", nargs="+", choices=("reset", "continue"),
-                        default=["reset", "continue"])
+    parser.add_argument(
+        "--mode", nargs="+", choices=("reset", "continue"), default=["reset", "continue"]
+    )
     args = parser.parse_args(argv)
     lengths = args.phase_episodes
     if len(lengths) == 1:
@@ -91,14 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     for mode in args.mode:
         per_seed = [run_seed(args.platform, s, mode, lengths) for s in range(args.seeds)]
         seconds = sum(r.seconds for runs in per_seed for r in runs)
-        print(f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
-              f"{args.seeds} seeds, {seconds:.1f} CPU s")
+        print(
+            f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
+            f"{args.seeds} seeds, {seconds:.1f} CPU s"
+        )
         for k, objective in enumerate(PHASES):
             phase_runs = [runs[k] for runs in per_seed]
             start = sum(lengths[:k])
-            print(f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), "
-                  f"{objective}, optimal {'/'.join(optimal[objective])}: "
-                  f"{common.seed_summary(phase_runs, optimal[objective])}")
+            print(
+                f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), "
+                f"{objective}, optimal {'/'.join(optimal[objective])}: "
+                f"{common.seed_summary(phase_runs, optimal[objective])}"
+            )
     return 0
 
 

@@ -34,7 +34,10 @@ ALL_SIZES = tuple(f"basic_{4 * n}" for n in common.BASIC_NODES) + tuple(
 
 
 def run_scenario(
-    platform: str, episodes: int, seeds: int, objective: str = "makespan",
+    platform: str,
+    episodes: int,
+    seeds: int,
+    objective: str = "makespan",
     ppo_decisions: int = 0,
 ) -> dict:
     """Fixed pairs, then ``seeds`` training runs (and as many PPO runs when
@@ -50,7 +53,9 @@ def run_scenario(
     ppo = [
         common.train_ppo(
             common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
-            workload, common.temp_run_dir(platform), ppo_decisions,
+            workload,
+            common.temp_run_dir(platform),
+            ppo_decisions,
         )
         for seed in range(seeds if ppo_decisions else 0)
     ]
@@ -63,24 +68,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="every size of the paper")
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--ppo-decisions", type=int, default=0,
-                        help="also train the built-in PPO for this many decisions per seed")
+    parser.add_argument(
+        "--ppo-decisions",
+        type=int,
+        default=0,
+        help="also train the built-in PPO for this many decisions per seed",
+    )
     args = parser.parse_args(argv)
     sizes = ALL_SIZES if args.all else (args.sizes or DEFAULT_SIZES)
     for platform in sizes:
-        result = run_scenario(platform, args.episodes, args.seeds,
-                              ppo_decisions=args.ppo_decisions)
+        result = run_scenario(platform, args.episodes, args.seeds, ppo_decisions=args.ppo_decisions)
         cores = platform.split("_")[1]
         print(f"{platform}: {cores} cores, objective makespan (s)")
         common.print_pairs(result["pairs"], "s")
         seconds = sum(r.seconds for r in result["runs"])
-        print(f"  actor-critic, {args.episodes} episodes x {args.seeds} seeds: "
-              f"{common.seed_summary(result['runs'], result['optimal'])}; "
-              f"{seconds:.1f} CPU s")
+        print(
+            f"  actor-critic, {args.episodes} episodes x {args.seeds} seeds: "
+            f"{common.seed_summary(result['runs'], result['optimal'])}; "
+            f"{seconds:.1f} CPU s"
+        )
         if result["ppo"]:
             seconds = sum(r.seconds for r in result["ppo"])
-            print(f"  PPO, {args.ppo_decisions} decisions x {args.seeds} seeds: "
-                  f"{common.ppo_summary(result['ppo'], result['optimal'])}; {seconds:.1f} CPU s")
+            print(
+                f"  PPO, {args.ppo_decisions} decisions x {args.seeds} seeds: "
+                f"{common.ppo_summary(result['ppo'], result['optimal'])}; {seconds:.1f} CPU s"
+            )
     return 0
 
 

@@ -307,6 +307,51 @@ class ReturnStats:
 
 
 # --- the network -----------------------------------------------------------------------------
+def gumbel_sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Categorical sampling from ``logits`` with the caller's own generator (Gumbel-max), so
+    that sampling never touches torch's global random state."""
+    u = torch.rand(logits.shape, generator=generator).clamp_(1e-20, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+
+
+def scale_by_return_std(
+    reward: np.ndarray,
+    ended: np.ndarray,
+    returns: np.ndarray,
+    stats: ReturnStats,
+    gamma: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rewards divided by the running std of the discounted return (one stream per
+    environment, restarted where an episode ``ended``); returns ``(scaled, new returns)``."""
+    returns = returns * gamma + reward
+    stats.update(returns)
+    returns[ended] = 0.0
+    std = math.sqrt(stats.var + 1e-8)
+    return (reward / std).astype(np.float32), returns
+
+
+def read_checkpoint_file(
+    path: str | os.PathLike[str], fmt: str, version: int, not_ours: str
+) -> dict[str, Any]:
+    """Load a checkpoint with ``weights_only=True`` and check its format tag and version;
+    :class:`InputError` naming the file otherwise (``not_ours``: the wrong-format message)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("model file not found", str(file))
+    try:
+        state = torch.load(file, weights_only=True, map_location="cpu")
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same user error
+        raise InputError(f"not a readable PyTorch checkpoint: {exc}", str(file)) from None
+    if not isinstance(state, dict) or state.get("format") != fmt:
+        raise InputError(not_ours, str(file))
+    if state.get("version") != version:
+        raise InputError(
+            f"checkpoint version {state.get('version')} is not supported (expected {version})",
+            str(file),
+        )
+    return state
+
+
 def _layer(inputs: int, outputs: int, gain: float) -> nn.Linear:
     layer = nn.Linear(inputs, outputs)
     nn.init.orthogonal_(layer.weight, gain)
@@ -650,9 +695,7 @@ class PPOTrainer:
         return out[0] if single else out
 
     def _sample(self, logits: torch.Tensor) -> torch.Tensor:
-        """Categorical sampling with the trainer's own generator (Gumbel-max)."""
-        u = torch.rand(logits.shape, generator=self.generator).clamp_(1e-20, 1.0)
-        return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+        return gumbel_sample(logits, self.generator)
 
     # --- training ----------------------------------------------------------------------------
     def learn(
@@ -787,11 +830,10 @@ class PPOTrainer:
         """Divide by the running std of the discounted return (per environment stream)."""
         if not self.config.normalize_reward:
             return reward.astype(np.float32)
-        self._returns = self._returns * self.config.gamma + reward
-        self.ret_rms.update(self._returns)
-        self._returns[ended] = 0.0
-        std = math.sqrt(self.ret_rms.var + 1e-8)
-        return (reward / std).astype(np.float32)
+        scaled, self._returns = scale_by_return_std(
+            reward, ended, self._returns, self.ret_rms, self.config.gamma
+        )
+        return scaled
 
     def _update(
         self,
@@ -924,26 +966,13 @@ class PPOTrainer:
     @staticmethod
     def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         """Load and check a PPO checkpoint (``weights_only=True``); :class:`InputError` if not."""
-        file = Path(path)
-        if not file.is_file():
-            raise InputError("model file not found", str(file))
-        try:
-            state = torch.load(file, weights_only=True, map_location="cpu")
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same user error
-            raise InputError(f"not a readable PyTorch checkpoint: {exc}", str(file)) from None
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise InputError(
-                "not a PPO checkpoint of hdeeprm (saved by PPOTrainer.save or "
-                "hdeeprm-launch -om with algorithm 'ppo')",
-                str(file),
-            )
-        if state.get("version") != CHECKPOINT_VERSION:
-            raise InputError(
-                f"checkpoint version {state.get('version')} is not supported "
-                f"(expected {CHECKPOINT_VERSION})",
-                str(file),
-            )
-        return state
+        return read_checkpoint_file(
+            path,
+            CHECKPOINT_FORMAT,
+            CHECKPOINT_VERSION,
+            "not a PPO checkpoint of hdeeprm (saved by PPOTrainer.save or "
+            "hdeeprm-launch -om with algorithm 'ppo')",
+        )
 
     def load_state(self, state: dict[str, Any], source: str | None = None) -> None:
         """Restore weights, optimiser and counters; the spaces must match."""

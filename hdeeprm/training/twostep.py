@@ -54,7 +54,16 @@ from torch import nn
 
 from hdeeprm._atomic import atomic_open
 from hdeeprm.errors import InputError
-from hdeeprm.training.ppo import VECTOR_KINDS, ReturnStats, _layer, build_vector_env, gae
+from hdeeprm.training.ppo import (
+    VECTOR_KINDS,
+    ReturnStats,
+    _layer,
+    build_vector_env,
+    gae,
+    gumbel_sample,
+    read_checkpoint_file,
+    scale_by_return_std,
+)
 
 #: Format tag and version of two-step checkpoints.
 CHECKPOINT_FORMAT = "hdeeprm-twostep-ppo"
@@ -377,9 +386,7 @@ class TwoStepPPO:
         return rows
 
     def _sample(self, logits: torch.Tensor) -> torch.Tensor:
-        """Categorical sampling with the agent's own generator (Gumbel-max)."""
-        u = torch.rand(logits.shape, generator=self.generator).clamp_(1e-20, 1.0)
-        return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+        return gumbel_sample(logits, self.generator)
 
     def predict(
         self,
@@ -546,10 +553,10 @@ class TwoStepPPO:
         """Divide by the running std of the discounted return (as ``PPOTrainer``)."""
         if not self.config.normalize_reward:
             return reward.astype(np.float32)
-        self._returns = self._returns * self.config.gamma + reward
-        self.ret_rms.update(self._returns)
-        self._returns[ended] = 0.0
-        return (reward / math.sqrt(self.ret_rms.var + 1e-8)).astype(np.float32)
+        scaled, self._returns = scale_by_return_std(
+            reward, ended, self._returns, self.ret_rms, self.config.gamma
+        )
+        return scaled
 
     def _ppo_epochs(
         self,
@@ -699,23 +706,13 @@ class TwoStepPPO:
     ) -> TwoStepPPO:
         """An agent from a checkpoint (``weights_only=True``); :class:`InputError` if the file
         is not one, or was trained for other spaces than ``env_fns``' environments."""
+        state = read_checkpoint_file(
+            path,
+            CHECKPOINT_FORMAT,
+            CHECKPOINT_VERSION,
+            "not a two-step PPO checkpoint of hdeeprm (TwoStepPPO.save)",
+        )
         file = Path(path)
-        if not file.is_file():
-            raise InputError("model file not found", str(file))
-        try:
-            state = torch.load(file, weights_only=True, map_location="cpu")
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same user error
-            raise InputError(f"not a readable PyTorch checkpoint: {exc}", str(file)) from None
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise InputError(
-                "not a two-step PPO checkpoint of hdeeprm (TwoStepPPO.save)", str(file)
-            )
-        if state.get("version") != CHECKPOINT_VERSION:
-            raise InputError(
-                f"checkpoint version {state.get('version')} is not supported "
-                f"(expected {CHECKPOINT_VERSION})",
-                str(file),
-            )
         config = TwoStepConfig(**state["config"])
         if env_fns is not None and len(env_fns) != config.num_envs:
             config = dataclasses.replace(config, num_envs=len(env_fns))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -51,7 +51,8 @@ LOG = logging.getLogger("hdeeprm.decision")
 class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
     :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
-    at decision points to start jobs through ``start(record) -> bool``."""
+    at decision points to start jobs through ``start(record) -> bool`` (cores chosen by the
+    core policy) or ``start(record, cores) -> bool`` (exactly those cores)."""
 
     def reset(self) -> None: ...
 
@@ -60,7 +61,7 @@ class SchedulingStrategy(Protocol):
     def completed(self, record: JobRecord, now: float) -> None: ...
 
     def schedule(
-        self, now: float, free: Callable[[], int], start: Callable[[JobRecord], bool]
+        self, now: float, free: Callable[[], int], start: Callable[..., bool]
     ) -> None: ...
 
 
@@ -551,10 +552,10 @@ class WorkloadManager:
         """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
         pool, place, fits = self.pool, self._place, self.fits_now
 
-        def start(job: JobRecord) -> bool:
+        def start(job: JobRecord, cores: Sequence[int] | None = None) -> bool:
             if (job.mem > 0 or job.gpus) and not fits(job.res, job.mem, job.gpus):
                 return False  # cheap refusal: a failed allocation attempt costs far more
-            if not place(job, core_policy):
+            if not (place(job, core_policy) if cores is None else self._place_on(job, cores)):
                 return False
             started.append(job)
             return True
@@ -584,6 +585,34 @@ class WorkloadManager:
             )
         if alloc is None:
             return False
+        self._mark_running(job, alloc)
+        return True
+
+    def _place_on(self, job: JobRecord, cores: Sequence[int]) -> bool:
+        """Start a queued job on exactly ``cores`` (one per task), if they are free and their
+        nodes have the memory (a scheduler choosing the cores itself, e.g. contiguous ones)."""
+        pool = self.pool
+        if len(cores) != job.res or job.gpus > self.gpu_pool.free_count:
+            return False
+        per_node: dict[int, int] = {}
+        for core in cores:
+            if pool.core_job[core] is not None:
+                return False
+            node = pool.core_node[core]
+            per_node[node] = per_node.get(node, 0) + 1
+        if job.mem > 0:
+            for node, count in per_node.items():
+                if pool.node_free_mem[node] + MEM_TOL < count * job.mem:
+                    return False
+        for core in cores:
+            pool.take(core, job.id, job.mem, job.mem_bw)
+        pool.settle(cores, self.now)
+        if job.gpus:
+            job.gpu_alloc = tuple(self.locality.gpus_near(cores, job.gpus, job.id))
+        self._mark_running(job, cores)
+        return True
+
+    def _mark_running(self, job: JobRecord, alloc: Sequence[int]) -> None:
         self.job_scheduler.remove(job)
         job.state = RUNNING
         job.alloc = tuple(alloc)
@@ -591,7 +620,6 @@ class WorkloadManager:
         self.running[job.id] = job
         if job.mem > self._mem_every_core:
             self._big_running += 1
-        return True
 
     def _place_with_gpus(self, job: JobRecord, policy: str) -> list[int] | None:
         """Cores (returned) and GPUs (``job.gpu_alloc``) for a job that needs GPUs or asks

@@ -60,9 +60,7 @@ class SchedulingStrategy(Protocol):
 
     def completed(self, record: JobRecord, now: float) -> None: ...
 
-    def schedule(
-        self, now: float, free: Callable[[], int], start: Callable[..., bool]
-    ) -> None: ...
+    def schedule(self, now: float, free: Callable[[], int], start: Callable[..., bool]) -> None: ...
 
 
 class DecidingAgent(Protocol):

@@ -371,10 +371,10 @@ class BackfillScheduler:
     def _schedule_per_event(
         self, now: float, free: Callable[[], int], start: Callable[..., bool]
     ) -> None:
-        """``hosts: "contiguous"``: one EASY pass after each event, as pybatsim decides, in
-        Batsim's order within an instant: the submissions, then the completions (a
-        completion's message crosses the network; the submitter's stays on the master host).
-        Events of earlier instants (completions with nothing queued) are only applied."""
+        """``hosts: "contiguous"``: one EASY pass after each submission and completion, in
+        the order the simulator reported them, as pybatsim decides (its ``easyBackfill``
+        schedules on every event). Events of earlier instants (completions while nothing was
+        queued, where such a pass starts nothing) are only applied."""
         if self._contiguous is None:
             if self.running:
                 raise RuntimeError("contiguous hosts: jobs started outside the scheduler")
@@ -387,25 +387,17 @@ class BackfillScheduler:
         #: Jobs submitted in this batch stay invisible until their turn; started ones join.
         done = {seq for _, ended, seq in events if not ended}
         started: set[int] = set()
-        turns: list[tuple[bool, int]] = []
-        for t, ended, seq in events:
-            if t < now:
-                if ended:
-                    contiguous.ended(seq)
-                else:
-                    done.discard(seq)
-            else:
-                turns.append((ended, seq))
-        turns.sort(key=lambda turn: turn[0])  # stable: submissions, then completions
         try:
-            for ended, seq in turns:
+            for t, ended, seq in events:
                 if ended:
                     contiguous.ended(seq)
                 else:
                     done.discard(seq)
+                if t < now:
+                    continue
                 before = len(done)
                 self._easy_contiguous(now, free, start, done)
-                if len(done) != before:
+                if len(done) > before:
                     started.update(s for s in done if s in self.running)
         finally:
             self._forget(started)
@@ -432,9 +424,7 @@ class BackfillScheduler:
         try:
             for job in self._order(self.backfill, now, done):
                 span = ranges.first_fit(job.res, job.run_pred)
-                if span is not None and self._launch_span(
-                    job, now, start, done, span, contiguous
-                ):
+                if span is not None and self._launch_span(job, now, start, done, span, contiguous):
                     self.nb_backfilled += 1
         finally:
             done.discard(head.seq)

@@ -3,18 +3,29 @@
 for each way of running hdeeprm, how many jobs start at a different time or on other cores.
 
     python benchmarks/easy_equivalence.py [--trace KTH-SP2-1996-2.1-cln.swf.gz]
-        [--platform kth_sp2 | --homogeneous N] [--nb-jobs N] [--runs embedded,batsim,any] [--show 5]
+        [--platform kth_sp2 | --homogeneous N] [--nb-jobs N]
+        [--runs embedded,batsim,timing,any] [--engine-reference] [--show 5]
 
-Runs (``--runs``): ``embedded``: hosts ``contiguous`` on the embedded engine; ``batsim``: the
-same on the real Batsim (``hdeeprm-launch --batsim``), so both schedulers see the very same
-event stream; ``timing``: the same on ``hdeeprm-sim --batsim-timing`` (hdeeprm's engine
-ordering each instant's events as Batsim does); ``any``: hosts ``any`` (the literature's EASY,
-counting cores) on the embedded engine. Needs Batsim and pybatsim (``make batsim``) and
-``../shared/traces``. The workload is the one ``benchmarks/batsim_equivalence.py`` gives
-pybatsim (delay profiles, the traces' requested times as walltimes, submissions from t = 1);
-hdeeprm reads it with ``-cw`` and predicts run times by the same requested times. Times are
-compared to 1 us (Batsim's clock carries sub-microsecond offsets). Wall times are on a shared
-machine; CPU is hdeeprm-launch's and that of the simulator process it starts, if any.
+Runs (``--runs``), all with hosts ``contiguous`` except ``any``:
+
+* ``embedded``: on the embedded engine;
+* ``batsim``: on the real Batsim (``hdeeprm-launch --batsim``);
+* ``nopstate``: as ``batsim``, hdeeprm's P-state decisions withheld
+  (``tests/batsim/launch_without_pstates.py``: on Batsim each decision takes 1e-10 s, which can
+  swap two completions of one instant), so both schedulers receive the very same messages;
+* ``timing``: on ``hdeeprm-sim --batsim-timing`` (hdeeprm's engine sending each instant's
+  events as Batsim does);
+* ``any``: hosts ``any`` (the literature's EASY, counting cores) on the embedded engine.
+
+``--engine-reference`` also compares the embedded run with ``easyBackfill`` on ``hdeeprm-sim``
+without ``--batsim-timing`` (the embedded engine's messages: one per instant).
+
+Needs Batsim and pybatsim (``make batsim``) and ``../shared/traces``. The workload is the one
+``benchmarks/batsim_equivalence.py`` gives pybatsim (delay profiles, the traces' requested
+times as walltimes, submissions from t = 1); hdeeprm reads it with ``-cw`` and predicts run
+times by the same requested times. Times are compared to 1 us (Batsim's clock carries
+sub-microsecond offsets). Wall times are on a shared machine; CPU is hdeeprm-launch's and that
+of the simulator process it starts, if any.
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ from easy_runs import (  # noqa: E402
     run_hdeeprm_easy,
     timed_sim,
 )
-from pybatsim_runs import run_on_batsim  # noqa: E402
+from pybatsim_runs import run_on_batsim, run_on_hdeeprm  # noqa: E402
 from trace_workloads import trace_inputs  # noqa: E402
 
 #: run -> (hosts, simulator: None = embedded engine, "batsim", "timing" = hdeeprm-sim
@@ -45,6 +56,7 @@ from trace_workloads import trace_inputs  # noqa: E402
 RUNS = {
     "embedded": ("contiguous", None),
     "batsim": ("contiguous", "batsim"),
+    "nopstate": ("contiguous", "batsim"),
     "timing": ("contiguous", "timing"),
     "any": ("any", None),
 }
@@ -70,6 +82,12 @@ def main() -> None:
     )
     parser.add_argument("--nb-jobs", type=int, default=None, help="default: the whole trace")
     parser.add_argument("--runs", default="embedded,batsim,timing,any")
+    parser.add_argument(
+        "--engine-reference",
+        action="store_true",
+        help="also compare the embedded run with easyBackfill on hdeeprm-sim without "
+        "--batsim-timing (the embedded engine's messages: one per instant, completions first)",
+    )
     parser.add_argument("--show", type=int, default=5, help="differing jobs to print per run")
     args = parser.parse_args()
     runs = args.runs.split(",")
@@ -101,15 +119,32 @@ def main() -> None:
             hosts, simulator = RUNS[name]
             t0 = time.perf_counter()
             out, cpu = run_hdeeprm_easy(
-                platform, workload, folder / name, hosts=hosts, batsim=simulators[simulator]
+                platform,
+                workload,
+                folder / name,
+                hosts=hosts,
+                batsim=simulators[simulator],
+                pstates=name != "nopstate",
             )
             wall = time.perf_counter() - t0
             diff = compare_starts(ref, out)
             label = f"hosts={hosts}, {LABELS[simulator]}"
+            if name == "nopstate":
+                label += ", no P-states"
             cores = allocations_differing(ref, out)
             print(f"{label:<46}{wall:>7.1f}s{cpu:>7.1f}s  {diff.nb_differ:>21}  {cores:>15}")
             for job, sb, sh in diff.first(args.show):
                 print(f"    job {job}: pybatsim {sb:.6f}, hdeeprm {sh:.6f}")
+            if name == "embedded" and args.engine_reference:
+                t0 = time.perf_counter()
+                eng = run_on_hdeeprm(
+                    pybatsim, "easyBackfill", xml, workload, folder / "eng", batsim_timing=False
+                )
+                wall = time.perf_counter() - t0
+                diff = compare_starts(eng, out)
+                cores = allocations_differing(eng, out)
+                label = "  vs easyBackfill on hdeeprm-sim"
+                print(f"{label:<46}{wall:>7.1f}s{'':>8}  {diff.nb_differ:>21}  {cores:>15}")
 
 
 if __name__ == "__main__":

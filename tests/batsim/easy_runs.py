@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 
 
 def homogeneous_platform(path: Path, nb_cores: int) -> Path:
@@ -47,10 +48,12 @@ def run_hdeeprm_easy(
     *,
     hosts: str = "contiguous",
     batsim: Path | None = None,
+    pstates: bool = True,
 ) -> tuple[Path, float]:
     """``hdeeprm-launch`` with a CLASSIC agent and the ``easy`` scheduler (``hosts`` option)
     on ``workload``, on the embedded engine or on the Batsim executable ``batsim``; returns its
-    ``out_jobs.csv`` and the CPU seconds the launch took (hdeeprm's process only)."""
+    ``out_jobs.csv`` and the CPU seconds the launch took (with the simulator it starts).
+    ``pstates=False`` withholds hdeeprm's P-state decisions (``launch_without_pstates.py``)."""
     out.mkdir(parents=True, exist_ok=True)
     scheduler: object = "easy" if hosts == "any" else {"preset": "easy", "hosts": hosts}
     agent = {"type": "CLASSIC", "policy_pair": "first-high_gflops", "scheduler": scheduler}
@@ -63,7 +66,10 @@ def run_hdeeprm_easy(
     path.write_text(json.dumps(options))
     env = dict(os.environ, PYTHONPATH=str(REPO))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    command = [sys.executable, "-m", "hdeeprm.cli.launch", str(path), "-cw", str(workload)]
+    launcher = ["-m", "hdeeprm.cli.launch"]
+    if not pstates:
+        launcher = [str(HERE / "launch_without_pstates.py")]
+    command = [sys.executable, *launcher, str(path), "-cw", str(workload)]
     if batsim is not None:
         command += ["--batsim", str(batsim), "--batsim-timeout", "600"]
     done = subprocess.run(

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sched_helpers import homogeneous, run
 
 from hdeeprm.errors import InputError
-from hdeeprm.scheduling import parse_scheduler
+from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.scheduling.contiguous import INF, ContiguousCores, FreeRanges
 
 CONTIGUOUS = {"preset": "easy", "hosts": "contiguous"}
@@ -156,16 +157,49 @@ def test_counting_cores_starts_on_the_fragmented_cores(tmp_path: Path) -> None:
     assert starts == {"1": 0, "2": 0, "3": 0, "4": 0, "5": 10, "6": 60}
 
 
-def test_a_submission_is_scheduled_before_a_completion_of_the_same_instant(
-    tmp_path: Path,
+def record(seq: int, res: int, req: float, subtime: float = 0.0) -> SimpleNamespace:
+    """The workload manager's view of a job, as the scheduler reads it."""
+    return SimpleNamespace(
+        id=str(seq), seq=seq, subtime=subtime, res=res, mem=0.0, req_time=req, job=None
+    )
+
+
+@pytest.mark.parametrize(
+    ("submission_first", "cores_of_3"), [(True, range(3, 4)), (False, range(0, 1))]
+)
+def test_one_pass_per_event_in_the_order_reported(
+    submission_first: bool, cores_of_3: range
 ) -> None:
-    # 4 cores: 1 (2 cores, 10 s) on 0-1, 2 (1 core, 100 s) on 2. At 10, 1 ends and 3 (1 core)
-    # arrives: Batsim sends the submission first and pybatsim decides after each event, so 3
-    # takes the only free core then, 3, before 0-1 are freed.
-    jobs = [("1", 0, 2, 10, 10), ("2", 0, 1, 100, 100), ("3", 10, 1, 5, 5)]
-    starts, _ = run(homogeneous(4), jobs, CONTIGUOUS, tmp_path)
-    assert starts == {"1": 0, "2": 0, "3": 10}
-    assert allocations(tmp_path)["3"] == "3"
+    # 4 cores: 1 (2 cores) on 0-1, 2 (1 core) on 2. At 10, 1 ends and 3 (1 core) arrives in
+    # the same message. pybatsim decides after each event in the message's order (Batsim's,
+    # which varies): submission first, 3 takes the only free core then, 3; completion first,
+    # 0-1 are free and 3 takes the first range's low end, 0.
+    sched = BackfillScheduler(parse_scheduler(CONTIGUOUS))
+    placed: dict[int, range] = {}
+    busy: set[int] = set()
+
+    def start(rec: SimpleNamespace, cores: range) -> bool:
+        placed[rec.seq] = cores
+        busy.update(cores)
+        return True
+
+    def free() -> int:
+        return 4 - len(busy)
+
+    one, two, three = record(1, 2, 10), record(2, 1, 100), record(3, 1, 5, 10.0)
+    sched.submitted(one, 0.0)
+    sched.submitted(two, 0.0)
+    sched.schedule(0.0, free, start)
+    assert placed == {1: range(0, 2), 2: range(2, 3)}
+    busy.difference_update(placed[1])
+    if submission_first:
+        sched.submitted(three, 10.0)
+        sched.completed(one, 10.0)
+    else:
+        sched.completed(one, 10.0)
+        sched.submitted(three, 10.0)
+    sched.schedule(10.0, free, start)
+    assert placed[3] == cores_of_3
 
 
 def test_a_long_job_uses_cores_outside_the_reservation_only(tmp_path: Path) -> None:

@@ -270,6 +270,11 @@ class Engine:
         service_time: a :class:`~hdeeprm.simulation.service_time.ServiceTimeModel`: each job
             with a ``workload_type`` has its work multiplied by the model's factor for its
             allocation (cores and GPUs). ``None`` (default): durations as the profiles say.
+        state_change_events: send a ``RESOURCE_STATE_CHANGED`` event per ``SetResourceState``
+            (Batsim's confirmation, in a message of its own at the same instant). Off for an
+            embedded decision system that ignores them (the Gymnasium environment): that
+            round trip costs a message per switch and tells it nothing. Messages then differ
+            only by those events; states, times, energies and outputs are the same.
     """
 
     def __init__(
@@ -280,6 +285,7 @@ class Engine:
         trace: bool = True,
         strict_allocation_size: bool = False,
         service_time: ServiceTimeModel | None = None,
+        state_change_events: bool = True,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -299,6 +305,7 @@ class Engine:
         self._trace = trace
         self._strict = strict_allocation_size
         self._service_time = service_time
+        self._rsc_events = state_change_events
         #: Busy GPU ids and their jobs (GPUs are not hosts: the engine only checks that no GPU
         #: serves two jobs at once and records who had which).
         self._gpu_job: dict[int, SimJob] = {}
@@ -1004,9 +1011,10 @@ class Engine:
             self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
             self.pstate_trace.append((now, hosts, state))
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
-        self._imm_rsc.append(
-            Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
-        )
+        if self._rsc_events:
+            self._imm_rsc.append(
+                Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
+            )
 
     def _state_table(
         self, state: int, hosts: tuple[int, ...]

@@ -28,10 +28,13 @@ ranking, holding each processor's node free memory (``-inf`` when the processor 
 the best processor whose node has the task's memory in O(log P). Since core ids are assigned
 processor by processor, "lowest free core id" orders tied processors as their first core id
 does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
-entries: when a processor's state changes, the pool marks it dirty in every heap (and, for
-``high_mem``, every processor of a node whose free memory changed); before the next pick the
-heap pushes one fresh entry per dirty processor, bumping its version (or replaces its entry in
-one sift when that entry is on top), and discards stale entries as they surface. For
+entries that are *lower bounds* of their processor's ``(key, lowest free core)``: taking cores
+only worsens a key, so it tells the heaps nothing; the top entry is checked against the pool and
+re-sifted when it was too low. Changes that can improve a key mark the processor dirty: a
+release (and, for ``high_mem``, every processor of a node whose free memory grew) and, for
+``high_mem_bw``, a demand summed again by ``settle``. Before the next pick the heap pushes one
+fresh entry per dirty processor, bumping its version (or replaces its entry in one sift when
+that entry is on top), and discards stale entries as they surface. For
 ``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
 ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
 the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
@@ -88,9 +91,13 @@ class _ProcessorHeap:
         #: an unknown key, runs of one pick).
         self.kind = kind
         self.dirty: set[int] = set()
-        pool.listeners.append(self.dirty)
+        # Entries are lower bounds: taking cores only worsens a key, so only the changes that
+        # can improve one are heard (see _best).
+        pool.gain_listeners.append(self.dirty)
         if node_keyed:
-            pool.node_listeners.append(self.dirty)
+            pool.node_gain_listeners.append(self.dirty)
+        if kind not in ("high_cores", "high_mem"):  # keys that read the bandwidth demand
+            pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
         self.heap: list[_Entry] = []
@@ -99,11 +106,28 @@ class _ProcessorHeap:
         self.rebuild()
 
     def rebuild(self) -> None:
-        primary, free = self.primary, self.pool.proc_free
+        free = self.pool.proc_free
         self.version = version = [v + 1 for v in self.version]
-        self.heap = [(primary(p), free[p][0], version[p], p) for p in range(len(free)) if free[p]]
+        self.heap = [
+            (key, members[0], v, p)
+            for p, (key, members, v) in enumerate(zip(self._keys(), free, version))
+            if members
+        ]
         heapq.heapify(self.heap)
         self.dirty.clear()
+
+    def _keys(self) -> list[float]:
+        """Every processor's primary key, as ``primary`` computes it (in one pass for the
+        known policies: a rebuild is the one place every key is needed)."""
+        pool, kind = self.pool, self.kind
+        if kind == "high_cores":
+            return [-len(members) for members in pool.proc_free]
+        if kind == "high_mem":
+            free_mem = pool.node_free_mem
+            return [-free_mem[node] for node in pool.proc_node]
+        if kind == "high_mem_bw":
+            return [d - bw for d, bw in zip(pool.proc_demand, pool.proc_mem_bw)]
+        return [self.primary(p) for p in range(len(pool.proc_free))]
 
     def refresh(self) -> None:
         """Push a current entry for every processor changed since the last refresh."""
@@ -141,19 +165,26 @@ class _ProcessorHeap:
         of the ``(key, lowest free core)`` of every other processor left in the heap (``None``:
         no other entry, or not asked).
 
+        An entry's ``(key, lowest free core)`` is a lower bound of its processor's current one:
+        exact when pushed, it only grows as cores are taken (fewer free cores, less node memory,
+        more demand, a higher lowest free core), and every change that could lower it (a
+        release, a demand summed again) pushes a fresh entry. So the top entry, once checked
+        against its processor's current figures (and re-sifted if it was too low), is the best
+        one: taking cores needs no notification and no push.
+
         When the best entry is on top, every other entry is in the subtree of one of its two
         children, so the smaller child bounds them all (stale entries included, which can only
         make the bound lower, never wrong).
         """
         self.refresh()
-        pool, heap, version = self.pool, self.heap, self.version
+        pool, heap, version, primary = self.pool, self.heap, self.version, self.primary
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
         need = mem - MEM_TOL
         aside: list[_Entry] = []
         found: int | None = None
         bound: tuple[float, int] | None = None
-        pop = heapq.heappop
+        pop, heapreplace = heapq.heappop, heapq.heapreplace
         while heap:
             entry = heap[0]
             p = entry[3]
@@ -162,6 +193,10 @@ class _ProcessorHeap:
                 continue
             if node_free_mem[proc_node[p]] < need:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
+                continue
+            key, first = primary(p), free[p][0]
+            if key != entry[0] or first != entry[1]:  # cores were taken: its true place
+                heapreplace(heap, (key, first, entry[2], p))
                 continue
             found = p
             size = len(heap) if bounded and len(free[p]) > 1 else 0

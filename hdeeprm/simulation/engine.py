@@ -70,6 +70,7 @@ from hdeeprm.simulation.events import (
     Decision,
     Event,
     ExecuteJob,
+    HostIds,
     KillJobs,
     Message,
     RejectJob,
@@ -758,7 +759,7 @@ class Engine:
             if profile.type == "parallel_homogeneous_total":
                 work /= len(alloc)
             speed = self._cur_speed
-            rate = min([speed[h] for h in alloc])
+            rate = min(map(speed.__getitem__, alloc))
         model = self._service_time
         if model is not None and job.spec.extra:
             factor = model.factor(job.spec.workload_type, alloc, job.gpus)
@@ -868,7 +869,7 @@ class Engine:
         for job in self._dirty:
             if job.state is not RUNNING:
                 continue
-            rate = min([speed[h] for h in job.alloc])
+            rate = min(map(speed.__getitem__, job.alloc))
             if rate == job._rate:
                 continue
             work = job._work - job._rate * (now - job._last)
@@ -929,7 +930,9 @@ class Engine:
 
     # --- other decisions --------------------------------------------------------------------------
     def _set_state(self, decision: SetResourceState) -> None:
-        hosts = _host_ids(decision.resources, "SET_RESOURCE_STATE")
+        hosts = decision.resources
+        if type(hosts) is not HostIds:  # else ascending ints already
+            hosts = tuple(sorted(_host_ids(hosts, "SET_RESOURCE_STATE")))  # a set, as on the wire
         if not hosts:
             raise SimulationError("SET_RESOURCE_STATE: empty set of resources")
         try:
@@ -941,7 +944,7 @@ class Engine:
         n = self._n
         speeds = self._speeds
         # Fast path: a state every host has and ids in range need no per-host check.
-        valid = 0 <= state < self._min_pstates and min(hosts) >= 0 and max(hosts) < n
+        valid = 0 <= state < self._min_pstates and hosts[0] >= 0 and hosts[-1] < n
         for host in () if valid else hosts:
             if not 0 <= host < n:
                 raise SimulationError(
@@ -953,7 +956,6 @@ class Engine:
                     f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
                     f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
                 )
-        hosts = tuple(sorted(hosts))  # a set, as on the wire (see _execute)
         now = self._now
         if self._trace:
             # Batsim logs the energy row before switching (so with the old wattmin).

@@ -23,6 +23,7 @@ from hdeeprm.simulation import (
     Engine,
     ExecuteJob,
     FirstFitFCFS,
+    HostIds,
     KillJobs,
     RejectJob,
     SetResourceState,
@@ -401,3 +402,20 @@ def test_without_state_change_events_the_same_flow_skips_the_confirmations() -> 
     assert job.energy == pytest.approx(500.0)
     assert engine.host_energy() == pytest.approx([500.0, 125.0])
     assert engine.nb_messages == 4  # begins, submitted, completed, ends (6 with confirmations)
+
+
+def test_host_ids_from_the_core_pool_skip_the_checks_with_the_same_result() -> None:
+    # HostIds (ascending ints, the core pool's P-state decisions) and a plain unsorted list
+    # switch the same hosts: same P-states, energy and trace rows.
+    def run_with(resources) -> tuple:
+        engine = Engine(thesis_platform(), workload(("j", 0, 1, "parallel_homogeneous", 5 * GF)))
+        engine.start()
+        engine.proceed([])
+        engine.proceed([SetResourceState(resources, 0), ExecuteJob("w0!j", [0])])
+        drain(engine, [])
+        return engine.pstates, engine.consumed_energy, engine.pstate_trace
+
+    assert run_with(HostIds([0, 1])) == run_with([1, 0])
+    assert run_with(HostIds([0, 1]))[0] == (0, 0)
+    # Both hosts in P0 for 5 s (100 W each): 1,000 J.
+    assert run_with(HostIds([0, 1]))[1] == pytest.approx(1000.0)

@@ -24,8 +24,10 @@ its attempts consume seeded draws, so it still attempts, to keep its runs reprod
 were.
 
 Static keys (``high_gflops``, ``low_power``) rank the processors once; a max tree over that
-ranking, holding each processor's node free memory (``-inf`` when the processor is full), finds
-the best processor whose node has the task's memory in O(log P). Since core ids are assigned
+ranking, holding an upper bound of each processor's node free memory (``-inf`` when the
+processor is full; exact after a release, only too high after cores were taken, and set right
+once a processor it offers is found ineligible), finds the best processor whose node has the
+task's memory in O(log P). Since core ids are assigned
 processor by processor, "lowest free core id" orders tied processors as their first core id
 does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
 entries that are *lower bounds* of their processor's ``(key, lowest free core)``: taking cores
@@ -264,9 +266,13 @@ class _RankedTree:
         self.rank = [-1] * len(cores)
         for r, p in enumerate(self.order):
             self.rank[p] = r
+        #: Processors whose slot may be too low (a release gave cores or memory back), or is
+        #: known to be too high (found ineligible): set right by the next refresh. Slots are
+        #: upper bounds otherwise (taking cores only lowers a processor's value, and tells
+        #: the tree nothing).
         self.dirty: set[int] = set()
-        pool.free_listeners.append(self.dirty)
-        pool.node_listeners.append(self.dirty)
+        pool.gain_listeners.append(self.dirty)
+        pool.node_gain_listeners.append(self.dirty)
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -306,11 +312,17 @@ class _RankedTree:
         """The best processor whose node has ``mem`` MB free, and how many of the next (up to
         ``limit``) one-at-a-time picks it would win in a row (see :meth:`_run`)."""
         self.refresh()
-        r = self.tree.leftmost_at_least(mem - MEM_TOL)
-        if r is None:
-            return None, 0
-        proc = self.order[r]
-        return proc, self._run(proc, mem, limit)
+        pool, tree, order = self.pool, self.tree, self.order
+        free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
+        need = mem - MEM_TOL
+        r = tree.leftmost_at_least(need)
+        while r is not None:  # slots are upper bounds: check the processor it offers
+            proc = order[r]
+            if free[proc] and node_free_mem[proc_node[proc]] >= need:
+                return proc, self._run(proc, mem, limit)
+            self.dirty.add(proc)
+            r = tree.leftmost_from(r + 1, need)
+        return None, 0
 
     def _run(self, proc: int, mem: float, limit: int) -> int:
         """Taking a core from the best processor changes nothing about the processors ranked
@@ -335,9 +347,10 @@ class _RankedTree:
 
         The processors chosen one after the other have increasing ranks (a pick never makes a
         better-ranked processor eligible again), so one left-to-right sweep finds them: the
-        tree, current at the start, is not updated during the sweep. Its values can only be
-        too high by then (cores and memory are only taken), so it never skips an eligible
-        processor, and a processor it offers is checked against the pool before use.
+        tree is not updated during the sweep. Its values are upper bounds (cores and memory
+        are only taken between refreshes), so it never skips an eligible processor, and a
+        processor it offers is checked against the pool before use (and marked for the next
+        refresh when it no longer qualifies).
         """
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
@@ -353,6 +366,8 @@ class _RankedTree:
                 taken.extend(take_run(proc, count, job_id, mem, mem_bw))
                 if len(taken) == res:
                     break
+            else:
+                self.dirty.add(proc)
             r = tree.leftmost_from(r + 1, need)
         return taken
 

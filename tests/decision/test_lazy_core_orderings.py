@@ -1,8 +1,9 @@
-"""The changing-key core policies keep lazy heaps: entries are lower bounds of their
-processor's key (taking cores pushes nothing; releases and demand sums do), checked against the
-pool when they reach the top. On random states reached by every core policy (so each heap also
-sees the other policies' allocations, releases and rolled-back attempts), the core each one
-picks must be the one a scan of every processor gives."""
+"""The core policies' ordered structures are lazy: the changing-key heaps hold lower bounds of
+their processors' keys (taking cores pushes nothing; releases and demand sums do), checked
+against the pool when they reach the top; the static-key trees hold upper bounds of each
+processor's node free memory, checked when offered. On random states reached by every core
+policy (so each structure also sees the other policies' allocations, releases and rolled-back
+attempts), the core each policy picks must be the one a scan of every processor gives."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.decision.resources import MEM_TOL
 
 DYNAMIC = ("high_cores", "high_mem", "high_mem_bw")
+STATIC = ("high_gflops", "low_power")
 
 
 def _scan(pool: CorePool, policy: str, mem: float) -> int | None:
@@ -25,7 +27,11 @@ def _scan(pool: CorePool, policy: str, mem: float) -> int | None:
     for p, members in enumerate(pool.proc_free):
         if not members or pool.node_free_mem[pool.proc_node[p]] < mem - MEM_TOL:
             continue
-        if policy == "high_cores":
+        if policy == "high_gflops":
+            key = -pool.core_peak[members[0]]
+        elif policy == "low_power":
+            key = pool.core_power[members[0]]
+        elif policy == "high_cores":
             key = -len(members)
         elif policy == "high_mem":
             key = -pool.node_free_mem[pool.proc_node[p]]
@@ -46,6 +52,17 @@ def _check_lower_bounds(heap) -> None:
             continue
         entry = live[p]
         assert (entry[0], entry[1]) <= (heap.primary(p), members[0]), (heap.kind, p)
+
+
+def _check_upper_bounds(tree) -> None:
+    """The static-key tree's invariant: each slot, once refreshed, is at least its processor's
+    node free memory (``-inf`` only for a full processor)."""
+    pool = tree.pool
+    tree.refresh()
+    for r, p in enumerate(tree.order):
+        value = tree.tree.tree[tree.tree.size + r]
+        true = pool.node_free_mem[pool.proc_node[p]] if pool.proc_free[p] else float("-inf")
+        assert value >= true, (p, value, true)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
@@ -75,5 +92,10 @@ def test_lazy_heaps_pick_what_a_scan_picks(seed: int) -> None:
             for mem in (0.0, 1000.0, 3000.0, 9000.0):
                 assert rm.pick(policy, mem) == _scan(pool, policy, mem), (seed, step, policy, mem)
             rebuilds[policy] += heap.version is not versions
+        for policy in STATIC:
+            tree = rm._heap(policy)
+            for mem in (0.0, 1000.0, 3000.0, 9000.0):
+                assert rm.pick(policy, mem) == _scan(pool, policy, mem), (seed, step, policy, mem)
+            _check_upper_bounds(tree)
     # The heaps were rebuilt from scratch along the way (stale entries outnumbered live ones).
     assert all(count > 0 for count in rebuilds.values()), rebuilds

@@ -157,16 +157,17 @@ class ProtocolServer:
                 if not self.allow_pstate_changes:
                     _refuse_pstate_changes(decisions, where)
                 limit = message.now + TIME_TOLERANCE
-                if reply_now > limit or (stamps and max(stamps) > limit):
+                delayed = reply_now > limit or (stamps and max(stamps) > limit)
+                if not delayed:
+                    scheduler_now = max(scheduler_now, reply_now)
+                if self.timing is not None:  # delays included: each decision at its stamp
+                    message = self.timing.proceed(decisions, stamps, reply_now)
+                elif delayed:
                     # A scheduling delay (pybatsim's fillerSched answers 5 ms later): each
                     # decision at its timestamp, the next message at the reply's now.
-                    message = sim.proceed_timed(list(zip(stamps, decisions)), reply_now)
+                    message = engine.proceed_timed(list(zip(stamps, decisions)), reply_now)
                 else:
-                    scheduler_now = max(scheduler_now, reply_now)
-                    if self.timing is not None:
-                        message = self.timing.proceed(decisions, stamps, reply_now)
-                    else:
-                        message = engine.proceed(decisions)
+                    message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()

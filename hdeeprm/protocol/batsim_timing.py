@@ -66,6 +66,8 @@ LOOPBACK_BANDWIDTH = 1e10
 WORK_PRECISION = 1e-14
 #: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
 TIMING_PRECISION = 1e-9
+#: A job whose modelled end is this much after the engine's was re-paced by a P-state change.
+REPACED = 1e-4
 #: Batsim's waiters sleep at least this long (``waiter_process``).
 MIN_WAIT = 1e-5
 
@@ -415,13 +417,19 @@ class BatsimTiming:
     def _attach(self, events: list[Event]) -> None:
         """Give the engine's events of a new instant to the sleeps that end with them."""
         subs: list[Event] = []
+        nominal = self.engine.now
         for event in events:
             kind = event.type
             sleep: _Sleep | None = None
             if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
                 job = event.data["job"]
                 sleep = self._jobs.pop(job.id, None)
-                if sleep is None:  # not modelled (re-paced): it ends now
+                if sleep is not None and self._now + self._rem[sleep.slot] > nominal + REPACED:
+                    # Sped up by a P-state change after it started (the model timed it at
+                    # its first speed): it ends at this instant, not when it was due.
+                    wait = nominal - self._now
+                    self._rem[sleep.slot] = wait if wait > 0.0 else 0.0
+                if sleep is None:  # not modelled (slowed down, re-paced): it ends now
                     bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
                     sleep = self._sleep(_JOB, 0.0, bw, job.id)
             elif kind == JOB_SUBMITTED:

@@ -24,6 +24,7 @@ from hdeeprm.simulation.events import (
     SIMULATION_ENDS,
     ExecuteJob,
     Message,
+    SetResourceState,
 )
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
@@ -38,7 +39,12 @@ def _workload(*jobs: tuple[str, float, float]) -> Workload:
 
 
 def _label(message: Message) -> list[str]:
-    short = {JOB_SUBMITTED: "S", JOB_COMPLETED: "C", NO_MORE_STATIC_JOB_TO_SUBMIT: "N"}
+    short = {
+        JOB_SUBMITTED: "S",
+        JOB_COMPLETED: "C",
+        NO_MORE_STATIC_JOB_TO_SUBMIT: "N",
+        "RESOURCE_STATE_CHANGED": "P",
+    }
     return [
         short[e.type] + (":" + e.data["job_id"].split("!")[1] if "job_id" in e.data else "")
         for e in message.events
@@ -185,6 +191,47 @@ def test_events_of_the_delay_wait_for_the_scheduler() -> None:
     assert times["b"] == pytest.approx((3.0, 4.0), abs=1e-9)
     # c on a's host, 1 s after the message at 3.
     assert times["c"] == pytest.approx((4.0, 5.0), abs=1e-9)
+
+
+def test_a_job_sped_up_by_a_pstate_change_ends_when_the_engine_ends_it() -> None:
+    # One host with two P-states (1 and 0.5 Gflop/s), in the slow one. a (1 Gflop) starts at 1:
+    # the model times it at that speed, due at 3. At 2 (b's submission) the scheduler
+    # switches the host to P0: a's last 0.5 Gflop take 0.5 s, so the engine ends it at 2.5.
+    # Its completion goes out at 2.5 (the model's sleep is cut to the engine's instant,
+    # instead of running SimGrid's clock to 3 and every later event with it).
+    specs = [JobSpec("a", 1.0, 1, "a", None), JobSpec("b", 2.0, 1, "b", None)]
+    profiles = {
+        "a": Profile("a", "parallel_homogeneous", cpu=1e9),
+        "b": Profile("b", "delay", delay=1.0),
+    }
+    platform = SimPlatform.homogeneous(1, [1e9, 5e8], [1.0, 1.0], [2.0, 2.0], pstate=1)
+    engine = Engine(platform, Workload(0, specs, profiles, "w0"))
+    sim = BatsimTiming(engine, [ROUTE])
+    sim.start()
+    seen = []
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        seen.append((message.now, _label(message)))
+        decisions: list = []
+        labels = _label(message)
+        if "S:a" in labels:
+            decisions = [ExecuteJob("w0!a", [0])]
+        elif "S:b" in labels:
+            decisions = [SetResourceState([0], 0)]
+        elif "C:a" in labels:
+            decisions = [ExecuteJob("w0!b", [0])]
+        message = sim.proceed(decisions)
+    assert seen == [
+        (1.0, ["S:a"]),
+        (2.0, ["S:b"]),
+        (2.0, ["N"]),
+        (2.0, ["P"]),  # RESOURCE_STATE_CHANGED, Batsim's acknowledgement
+        (2.5, ["C:a"]),
+        (3.5, ["C:b"]),
+    ]
+    sim.report_times()
+    a = engine.jobs["w0!a"]
+    assert a.finish_time == pytest.approx(2.5, abs=1e-9)
 
 
 def test_same_results_as_the_engine_whatever_the_grouping() -> None:

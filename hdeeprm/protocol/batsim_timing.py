@@ -23,9 +23,11 @@ logs of the server and of ``ipp``, ``docs/batsim.md``):
 
 :class:`BatsimTiming` replays this model at each of the engine's instants, in the same float
 arithmetic (fine times ``t + offset``), and hands the engine's events out in Batsim's messages.
-The fine times only order and group events: the engine's clock, the reported times and every
-output stay the engine's (Batsim prints 1 us anyway). Decisions of a reply take effect in the
-engine at once, at the instant's time; their fine times only feed the next instants' offsets.
+The fine times order and group events, and ``out_jobs.csv`` reports each job's fine start and
+end (:meth:`BatsimTiming.report_times`); the engine's clock and every other output stay the
+engine's. Decisions of a reply timestamped at the engine's instant take effect in the engine
+at once; later ones (a scheduling delay) when the server receives them, at their timestamps,
+the engine's instants of the meantime simulated first.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ the start; ``shortest-high_gflops`` is hdeeprm's workload manager with that clas
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shutil
 import sys
@@ -31,7 +32,16 @@ from pathlib import Path
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.protocol import BatsimSimulation
 from hdeeprm.protocol.client import default_batsim, find_executable
+from hdeeprm.protocol.codec import (
+    EventEncoder,
+    decode_decisions,
+    dumps,
+    empty_reply_now,
+    encode_decisions,
+    loads,
+)
 from hdeeprm.protocol.errors import BatsimNotFoundError
+from hdeeprm.protocol.server import reply_time
 from hdeeprm.simulation import (
     SIMULATION_BEGINS,
     SIMULATION_ENDS,
@@ -143,6 +153,41 @@ def bare_round_trip(request_size: int, reply_size: int, count: int = 5000) -> Ro
     return RoundTrip(elapsed / count, req_cpu / count, rep_cpu / count)
 
 
+def server_codec_costs(
+    sent: list[Message], replies: list[bytes], rounds: int = 3
+) -> tuple[float, float, float, float]:
+    """CPU seconds per message of the server's codec on the replay's own messages, best of
+    ``rounds``: writing each message the general way (``dumps(encode())``) and as served
+    (``encode_bytes``), reading each reply the general way and as served (empty replies and
+    well-formed EXECUTE_JOBs without ``json.loads``' and the checks' overheads)."""
+    encoder = EventEncoder()
+    clock = time.process_time
+    best = [math.inf] * 4
+
+    def general_read(raw: bytes) -> None:
+        reply = loads(raw, "reply 1")
+        stamps: list[float] = []
+        decode_decisions(reply, where="reply 1", ignored=[], stamps=stamps)
+        reply_time(reply, stamps, "reply 1")
+
+    def served_read(raw: bytes) -> None:
+        if empty_reply_now(raw) is None:
+            general_read(raw)
+
+    jobs = (
+        (lambda: [dumps(encoder.encode(m)) for m in sent], len(sent)),
+        (lambda: [encoder.encode_bytes(m) for m in sent], len(sent)),
+        (lambda: [general_read(r) for r in replies], len(replies)),
+        (lambda: [served_read(r) for r in replies], len(replies)),
+    )
+    for _ in range(rounds):
+        for index, (job, count) in enumerate(jobs):
+            tick = clock()
+            job()
+            best[index] = min(best[index], (clock() - tick) / max(count, 1) * 1e6)
+    return best[0], best[1], best[2], best[3]
+
+
 def replay(sim: BatsimSimulation, decider) -> tuple[float, float]:  # noqa: ANN001
     """Drive ``sim`` with ``decider`` to the end; return the exchange's wall and CPU time
     (this process: the decider and the client's codec)."""
@@ -198,13 +243,19 @@ def main() -> None:
         tick = time.perf_counter()
         in_cpu = time.process_time()
         message = engine.start()
+        sent: list[Message] = []
+        answers: list[tuple[float, list[Decision]]] = []
         while True:
             decisions = decider.handle(message)
+            sent.append(message)
             if engine.finished:
                 break
+            answers.append((message.now, decisions))
             message = engine.proceed(decisions)
         in_process = time.perf_counter() - tick
         in_cpu = time.process_time() - in_cpu
+        replies = [dumps(encode_decisions(now, answer)) for now, answer in answers]
+        codec = server_codec_costs(sent, replies)
         messages, events = engine.nb_messages, engine.nb_events
 
         # --- over the protocol ---
@@ -286,6 +337,12 @@ def main() -> None:
             f"   bare REP side {bare.rep_cpu * 1e6:.1f}\n"
             f"  both sides beyond in-process and bare:    "
             f"{(server_cpu + client_cpu - in_cpu) * per - bare_cpu * 1e6:>7.1f}"
+        )
+        print(
+            "server codec per message, us of CPU (hot loop over the same messages, no sockets):\n"
+            f"  writing a message: dumps(encode()) {codec[0]:.2f}, encode_bytes() {codec[1]:.2f}\n"
+            f"  reading a reply:   loads() + decode_decisions() {codec[2]:.2f}, "
+            f"with the fast paths (as served) {codec[3]:.2f}"
         )
         print(f"identical out_jobs.csv (in-process, hdeeprm-sim): {'yes' if same else 'NO'}")
         if batsim_same is not None:

@@ -93,10 +93,14 @@ def export_location(prefix: str) -> tuple[Path, str]:
     help="Send each job's profile with its JOB_SUBMITTED event.",
 )
 @click.option(
-    "--batsim-timing",
-    is_flag=True,
-    help="Order and split each instant's events into messages as Batsim 4.2.1 does (its "
-    "internal messages' sub-nanosecond timing); default: one message per instant.",
+    "--batsim-timing/--instant",
+    default=False,
+    show_default=True,
+    help="--batsim-timing: order and split each instant's events into messages, and report "
+    "job times, as Batsim 4.2.1 does (its internal messages' sub-nanosecond timing: "
+    "out_jobs.csv is Batsim's for schedulers that do not change P-states while jobs run); "
+    "--instant: one message per instant, completions first, as the embedded engine hands "
+    "them to hdeeprm's decision system in-process.",
 )
 @click.option(
     "--timeout",

@@ -23,9 +23,11 @@ logs of the server and of ``ipp``, ``docs/batsim.md``):
 
 :class:`BatsimTiming` replays this model at each of the engine's instants, in the same float
 arithmetic (fine times ``t + offset``), and hands the engine's events out in Batsim's messages.
-The fine times only order and group events: the engine's clock, the reported times and every
-output stay the engine's (Batsim prints 1 us anyway). Decisions of a reply take effect in the
-engine at once, at the instant's time; their fine times only feed the next instants' offsets.
+The fine times order and group events, and ``out_jobs.csv`` reports each job's fine start and
+end (:meth:`BatsimTiming.report_times`); the engine's clock and every other output stay the
+engine's. Decisions of a reply timestamped at the engine's instant take effect in the engine
+at once; later ones (a scheduling delay) when the server receives them, at their timestamps,
+the engine's instants of the meantime simulated first.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from hdeeprm.errors import InputError
+from hdeeprm.protocol.codec import TIME_TOLERANCE
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.events import (
     COMPLETED_SUCCESSFULLY,
@@ -65,6 +68,8 @@ LOOPBACK_BANDWIDTH = 1e10
 WORK_PRECISION = 1e-14
 #: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
 TIMING_PRECISION = 1e-9
+#: A job whose modelled end is this much after the engine's was re-paced by a P-state change.
+REPACED = 1e-4
 #: Batsim's waiters sleep at least this long (``waiter_process``).
 MIN_WAIT = 1e-5
 
@@ -152,6 +157,8 @@ class _Post:
     #: What receiving it does besides queueing ``events``: "decision", "ready" or "".
     action: str = ""
     payload: Any = None
+    #: A decision's timestamp in the reply.
+    stamp: float = -math.inf
 
 
 @dataclass(slots=True)
@@ -173,9 +180,10 @@ class _Sleep:
 class BatsimTiming:
     """Serve ``engine``'s events in Batsim's messages (see the module docstring).
 
-    Use it in place of the engine's ``start``/``proceed``/``proceed_timed``: each call returns
-    the next message Batsim would send. ``bandwidth`` gives, by host id, the bytes per second
-    of the host's route to the master host (:func:`completion_bandwidths`).
+    Use it in place of the engine's ``start``/``proceed`` (the reply's timestamps and ``now``
+    included, delayed or not): each call returns the next message Batsim would send.
+    ``bandwidth`` gives, by host id, the bytes per second of the host's route to the master
+    host (:func:`completion_bandwidths`).
 
     SimGrid's clock is replayed step by step as SimGrid computes it (``NOW += delta``, every
     sleep's remaining duration ``-= delta`` and ended below 1e-9 s), so the rounding of the
@@ -219,7 +227,10 @@ class BatsimTiming:
         self._busy = False  # the scheduler has a message and has not said SCHED_READY
         self._bye: list[Event] | None = None
         self._after: list[_Post] = []
-        self._nominal = 0.0
+        #: The REQ-REP actor's sleep until a timestamp after the engine's instant (a
+        #: scheduling delay), not stepped towards before the engine reaches ``_due``.
+        self._due_sleep: _Sleep | None = None
+        self._due = math.inf
         self._seq = 0
         #: Each started job's SimGrid start and end times (Batsim reports these).
         self._fine: dict[str, list[float]] = {}
@@ -242,65 +253,48 @@ class BatsimTiming:
         """Apply the reply to the last message and return Batsim's next message.
 
         The REQ-REP actor posts each decision to the server at its timestamp (``stamps``,
-        as the reply gave them), sleeping first if SimGrid's clock is still below it (a clock
-        that rounded below the ``now`` it printed), then SCHED_READY at ``reply_now``.
+        as the reply gave them), sleeping first if SimGrid's clock is still below it, then
+        SCHED_READY at ``reply_now``. Decisions timestamped at the engine's instant take
+        effect in the engine at once; later ones (a scheduling delay: pybatsim's
+        ``consume_time``) when the server receives them, at their timestamps, while the
+        engine's instants of the meantime go on (their events wait in the server until the
+        scheduler is ready, as in Batsim).
         """
-        self.engine.apply(decisions)
+        engine = self.engine
         if stamps is None:
             stamps = [-math.inf] * len(decisions)
-        self._reqrep = deque(
-            (stamp, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "decision", d))
-            for stamp, d in zip(stamps, decisions)
-        )
-        self._reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
+        limit = engine.now + TIME_TOLERANCE
+        now_count = 0
+        while now_count < len(decisions) and stamps[now_count] <= limit:
+            now_count += 1
+        engine.apply(decisions[:now_count])
+        reqrep = self._reqrep = deque()
+        for index, (stamp, decision) in enumerate(zip(stamps, decisions)):
+            action = "decision" if index < now_count else "later"
+            post = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], action, decision, stamp)
+            reqrep.append((stamp, post))
+        reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
         self._reqrep_posts(self._queue)
         if self._late:
             self._queue.extend(self._late)
             self._late = []
         message = self._run()
         while message is None:
-            message = self.engine.proceed(())
+            due = self._due_sleep
+            when = engine.next_time()
+            if due is not None and self._due <= when:
+                # The REQ-REP actor's next post is the next instant (with the engine's, if
+                # they coincide): from now on SimGrid steps towards it.
+                self._due_sleep = None
+                self._attached += 1
+                if self._due < when:
+                    message = self._run()
+                    continue
+            message = engine.proceed(())
             if message.events and message.events[0].type == SIMULATION_ENDS:
                 return message
-            self._nominal = message.now
             self._attach(message.events)
             message = self._run()
-        return message
-
-    def proceed_timed(
-        self, decisions: Sequence[tuple[float, Decision]], ready_at: float
-    ) -> Message:
-        """A reply with scheduling delays: as the engine (the events of the meantime held and
-        sent at ``ready_at``), after the events of this instant still in transit; SimGrid's
-        clock jumps to ``ready_at``."""
-        pending = self._drain()
-        message = self.engine.proceed_timed(decisions, ready_at)
-        for when, decision in decisions:
-            self._skip_to(when)
-            self._started(decision)
-            if type(decision) is ExecuteJob:  # not modelled: it keeps the engine's times
-                self._fine.pop(decision.job_id, None)
-        submitted = 0
-        for event in message.events:
-            if event.type == JOB_COMPLETED:
-                self._forget(event.data["job_id"])
-            elif event.type == REQUESTED_CALL:
-                sleeps = self._waiters.get(event.data["requested_at"])
-                if sleeps:
-                    self._release(sleeps.popleft())
-            elif event.type == JOB_SUBMITTED:
-                submitted += 1
-        self._skip_to(message.now)
-        if submitted:  # the submitter posted them meanwhile; it sleeps until the next one
-            for _ in range(submitted):
-                self._subtimes.popleft()
-            if self._submitter is not None:
-                self._release(self._submitter)
-            self._sub_wake = self._now - 1.0 / LOOPBACK_BANDWIDTH
-            self._submitter_sleeps()
-        self._nominal = message.now
-        if pending:
-            message = Message(message.now, pending + message.events)
         return message
 
     def report_times(self) -> int:
@@ -413,20 +407,31 @@ class BatsimTiming:
         if stamp > self._now:
             sleep = self._sleep(_REQREP, stamp - self._now)
             sleep.post = post
-            self._attached += 1
+            if stamp > self.engine.now + TIME_TOLERANCE:
+                # After the engine's instant: the engine's instants before it come first.
+                self._due_sleep = sleep
+                self._due = stamp
+            else:  # a clock that rounded below the ``now`` Batsim printed
+                self._attached += 1
         else:
             posts.append(post)
 
     def _attach(self, events: list[Event]) -> None:
         """Give the engine's events of a new instant to the sleeps that end with them."""
         subs: list[Event] = []
+        nominal = self.engine.now
         for event in events:
             kind = event.type
             sleep: _Sleep | None = None
             if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
                 job = event.data["job"]
                 sleep = self._jobs.pop(job.id, None)
-                if sleep is None:  # not modelled (re-paced): it ends now
+                if sleep is not None and self._now + self._rem[sleep.slot] > nominal + REPACED:
+                    # Sped up by a P-state change after it started (the model timed it at
+                    # its first speed): it ends at this instant, not when it was due.
+                    wait = nominal - self._now
+                    self._rem[sleep.slot] = wait if wait > 0.0 else 0.0
+                if sleep is None:  # not modelled (slowed down, re-paced): it ends now
                     bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
                     sleep = self._sleep(_JOB, 0.0, bw, job.id)
             elif kind == JOB_SUBMITTED:
@@ -493,7 +498,10 @@ class BatsimTiming:
                     fine = self._fine.get(sleep.job_id)
                     if fine is not None and sleep.events:
                         fine[1] = self._now
-                if sleep.events or sleep.post is not None:
+                if sleep is self._due_sleep:  # woke before the engine reached it
+                    self._due_sleep = None
+                    fired.append(sleep)
+                elif sleep.events or sleep.post is not None:
                     self._attached -= 1
                     fired.append(sleep)
                 elif sleep.kind == _SUBMITTER:
@@ -545,6 +553,14 @@ class BatsimTiming:
         if post.action == "decision":
             self._started(post.payload)
             self._reqrep_posts(self._after)
+        elif post.action == "later":  # a delayed decision takes effect in the engine now
+            engine = self.engine
+            stamp = post.stamp
+            if engine.next_time() < stamp:  # the engine's next instant came later here
+                stamp = engine.now
+            engine.apply_at(stamp, (post.payload,))
+            self._started(post.payload)
+            self._reqrep_posts(self._after)
         elif post.action == "ready":
             self._busy = False
         else:
@@ -565,53 +581,6 @@ class BatsimTiming:
         # Batsim prints its clock with 6 decimals (``%f``): the scheduler's ``now``, which
         # its reply's timestamps echo (and its decisions may depend on).
         return Message(float(f"{self._now:.6f}"), events)
-
-    def _skip_to(self, when: float) -> None:
-        """SimGrid's clock jumps to ``when`` (a scheduling delay), sleeps advancing with it."""
-        if when > self._now:
-            delta = when - self._now
-            self._now += delta
-            self._rem -= delta
-            self._rem[self._rem < 0.0] = 0.0
-
-    def _drain(self) -> list[Event]:
-        """Every event of this instant not sent yet, in the order Batsim receives them."""
-        out = self._writer
-        self._writer = []
-        if self._receiving is not None:
-            out += self._receiving.events
-            self._receiving = None
-        for post in self._queue:
-            out += post.events
-        self._queue.clear()
-        for post in self._late:
-            out += post.events
-        self._late = []
-        carrying = [s for s in self._sleeps if s is not None and s.events]
-        carrying.sort(key=lambda s: (self._rem[s.slot], s.kind, s.seq))
-        for sleep in carrying:
-            if sleep.kind == _SUBMITTER:
-                out += self._sub_events
-                for _ in self._sub_events:
-                    self._subtimes.popleft()
-                self._sub_events = []
-                self._sub_wake = self._now
-                self._release(sleep)
-                self._submitter_sleeps()
-            else:
-                out += sleep.events
-                self._release(sleep)
-        if self._bye is not None:
-            out += self._bye
-            self._bye = None
-        for sleep in self._sleeps:
-            if sleep is not None and sleep.post is not None:
-                self._attached -= 1
-                self._release(sleep)
-        self._reqrep.clear()
-        self._busy = True
-        self._after = []
-        return out
 
 
 def _run_time(engine: Engine, job: Any) -> tuple[float, bool]:

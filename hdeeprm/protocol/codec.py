@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -99,6 +100,75 @@ def dumps(doc: Mapping[str, Any]) -> bytes:
         return _ENCODE(doc).encode("utf-8")
     except ValueError as exc:
         raise ProtocolError(f"cannot encode message: {exc}") from None
+
+
+def _number(value: float) -> str:
+    """A time as the JSON encoder writes it (``float.__repr__``); NaN and infinities
+    refused."""
+    if not isinstance(value, float):
+        return _ENCODE(value)
+    text = float.__repr__(value)
+    if text in _NOT_FINITE:
+        raise ValueError(f"Out of range float values are not JSON compliant: {text}")
+    return text
+
+
+_NOT_FINITE = frozenset({"nan", "inf", "-inf"})
+#: A JSON string as ``json.dumps`` writes it (ASCII, escaped), with its quotes.
+_STRING = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def alloc_text(ids: Sequence[int]) -> str:
+    """:func:`format_interval_set` with a fast path for one run of consecutive ids (the usual
+    allocation: a Python loop over 160 hosts costs ~9 us per completion otherwise)."""
+    ordered = sorted(set(ids))
+    count = len(ordered)
+    if count and ordered[-1] - ordered[0] == count - 1:
+        return str(ordered[0]) if count == 1 else f"{ordered[0]}-{ordered[-1]}"
+    return format_interval_set(ordered)
+
+
+#: A reply without events, as hdeeprm's client (``{"now":5.0,"events":[]}``) or pybatsim
+#: (``{"now": 5.0, "events": []}``) writes it: most replies; parsed without ``json.loads``.
+_EMPTY_REPLY = re.compile(
+    rb'\{\s*"now"\s*:\s*(-?[0-9][0-9.eE+-]*)\s*,\s*"events"\s*:\s*\[\s*\]\s*\}\s*'
+)
+
+
+#: An allocation of single ids and increasing ``a-b`` ranges (``"0-3 7 9-10"``), the form
+#: :func:`alloc_text` and pybatsim write, parsed by :func:`_alloc_ids` without checks.
+_SIMPLE_ALLOC = re.compile(r"[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*")
+
+
+def _alloc_ids(text: str) -> tuple[int, ...] | None:
+    """The host ids of an allocation matching :data:`_SIMPLE_ALLOC`, sorted, no duplicates
+    (as :func:`parse_interval_set`); None for a reversed range (the checks then report it)."""
+    ids: list[int] = []
+    for part in text.split(" "):
+        low, _, high = part.partition("-")
+        if high:
+            first, last = int(low), int(high)
+            if last < first:
+                return None
+            ids.extend(range(first, last + 1))
+        else:
+            ids.append(int(low))
+    if " " in text:
+        return tuple(sorted(set(ids)))
+    return tuple(ids)
+
+
+def empty_reply_now(raw: bytes) -> float | None:
+    """The ``now`` of a reply that has no events, or None (any other reply, or a ``now`` that
+    is not a finite number: the full parser then reports it)."""
+    match = _EMPTY_REPLY.fullmatch(raw)
+    if match is None:
+        return None
+    try:
+        now = float(match.group(1))
+    except ValueError:
+        return None
+    return now if math.isfinite(now) else None
 
 
 def loads(raw: bytes | str, where: str = "message") -> dict[str, Any]:
@@ -427,6 +497,41 @@ class EventEncoder:
         """The whole message as a JSON-ready object."""
         return {"now": message.now, "events": [self.event(e) for e in message.events]}
 
+    def encode_bytes(self, message: Message, now: float | None = None) -> bytes:
+        """``dumps(encode(message))`` (with ``now`` in place of the message's, if given), the
+        same bytes, written directly for the events of every message (completions,
+        submissions): no intermediate objects for the JSON encoder to walk."""
+        try:
+            return self._encode_bytes(message, now)
+        except ValueError as exc:  # NaN or infinity, as dumps()
+            raise ProtocolError(f"cannot encode message: {exc}") from None
+
+    def _encode_bytes(self, message: Message, now: float | None) -> bytes:
+        parts = []
+        for event in message.events:
+            kind = event.type
+            data = event.data
+            if kind == JOB_COMPLETED:
+                state = data["job_state"]
+                code = "0" if state == COMPLETED_SUCCESSFULLY else "-1"
+                parts.append(
+                    f'{{"timestamp":{_number(event.timestamp)},"type":"JOB_COMPLETED",'
+                    f'"data":{{"job_id":{_STRING(data["job_id"])},"job_state":{_STRING(state)},'
+                    f'"return_code":{code},"alloc":"{alloc_text(data["alloc"])}"}}}}'
+                )
+            elif kind == JOB_SUBMITTED and not self.forward_profiles:
+                job = data["job"]
+                desc = job.spec.to_json()
+                desc["id"] = job.id
+                parts.append(
+                    f'{{"timestamp":{_number(event.timestamp)},"type":"JOB_SUBMITTED",'
+                    f'"data":{{"job_id":{_STRING(job.id)},"job":{_ENCODE(desc)}}}}}'
+                )
+            else:
+                parts.append(_ENCODE(self.event(event)))
+        stamp = _number(message.now if now is None else now)
+        return f'{{"now":{stamp},"events":[{",".join(parts)}]}}'.encode()
+
     def event(self, event: Event) -> dict[str, Any]:
         """One event as a JSON-ready object."""
         kind = event.type
@@ -446,7 +551,7 @@ class EventEncoder:
                 "job_id": data["job_id"],
                 "job_state": state,
                 "return_code": 0 if state == COMPLETED_SUCCESSFULLY else -1,
-                "alloc": format_interval_set(data["alloc"]),
+                "alloc": alloc_text(data["alloc"]),
             }
             return {"timestamp": event.timestamp, "type": kind, "data": out}
         if kind == RESOURCE_STATE_CHANGED:
@@ -532,16 +637,31 @@ def decode_decisions(
     doc = loads(raw, where) if isinstance(raw, (bytes, str)) else check_envelope(raw, where)
     decisions: list[Decision] = []
     for index, event in enumerate(doc["events"]):
-        ev_where = f"{where}.events[{index}]"
         kind = event["type"]
         stamp = float(event["timestamp"])
+        data = event.get("data") or {}
+        if kind == EXECUTE_JOB and at is None:
+            # The hot case, without building error locations: a well-formed EXECUTE_JOB
+            # (anything else goes through the checks below, which name what is wrong).
+            job_id, alloc = data.get("job_id"), data.get("alloc")
+            if (
+                type(job_id) is str
+                and type(alloc) is str
+                and data.get("additional_io_job") is None
+                and _SIMPLE_ALLOC.fullmatch(alloc)
+                and (hosts := _alloc_ids(alloc)) is not None
+            ):
+                decisions.append(ExecuteJob(job_id, hosts))
+                if stamps is not None:
+                    stamps.append(stamp)
+                continue
+        ev_where = f"{where}.events[{index}]"
         if at is not None and abs(stamp - at) > TIME_TOLERANCE:
             raise ProtocolError(
                 f"{kind} is timestamped {stamp!r} but answers the message of t={at!r}",
                 f"{ev_where}.timestamp",
             )
         before = len(decisions)
-        data = event.get("data") or {}
         at_data = f"{ev_where}.data"
         if kind == EXECUTE_JOB:
             if data.get("additional_io_job") is not None:

@@ -18,7 +18,13 @@ from typing import Any
 import zmq
 
 from hdeeprm.protocol.batsim_timing import BatsimTiming
-from hdeeprm.protocol.codec import TIME_TOLERANCE, EventEncoder, decode_decisions, dumps, loads
+from hdeeprm.protocol.codec import (
+    TIME_TOLERANCE,
+    EventEncoder,
+    decode_decisions,
+    empty_reply_now,
+    loads,
+)
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint, receive
 from hdeeprm.simulation.engine import Engine
@@ -115,7 +121,7 @@ class ProtocolServer:
         """
         engine = self.engine
         sim = self.timing if self.timing is not None else engine
-        encode = self.encoder.encode
+        encode = self.encoder.encode_bytes
         context = zmq.Context()
         socket = context.socket(zmq.REQ)
         socket.setsockopt(zmq.LINGER, 0)
@@ -132,10 +138,7 @@ class ProtocolServer:
             socket.connect(self.endpoint)
             message = sim.start()
             while True:
-                doc = encode(message)
-                if scheduler_now > message.now:
-                    doc["now"] = scheduler_now
-                raw_out = dumps(doc)
+                raw_out = encode(message, scheduler_now if scheduler_now > message.now else None)
                 if trace:
                     LOG.debug("Sending %s", raw_out.decode())
                 socket.send(raw_out)
@@ -147,26 +150,31 @@ class ProtocolServer:
                 replies += 1
                 if engine.finished:
                     break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
-                where = f"reply {replies}"
-                reply = loads(raw, where)
                 stamps: list[float] = []
-                decisions = decode_decisions(
-                    reply, where=where, ignored=self.ignored, stamps=stamps
-                )
-                reply_now = reply_time(reply, stamps, where)
+                reply_now = empty_reply_now(raw)  # most replies: no parsing needed
+                if reply_now is not None:
+                    decisions = []
+                else:
+                    where = f"reply {replies}"
+                    reply = loads(raw, where)
+                    decisions = decode_decisions(
+                        reply, where=where, ignored=self.ignored, stamps=stamps
+                    )
+                    reply_now = reply_time(reply, stamps, where)
                 if not self.allow_pstate_changes:
-                    _refuse_pstate_changes(decisions, where)
+                    _refuse_pstate_changes(decisions, f"reply {replies}")
                 limit = message.now + TIME_TOLERANCE
-                if reply_now > limit or (stamps and max(stamps) > limit):
+                delayed = reply_now > limit or (stamps and max(stamps) > limit)
+                if not delayed:
+                    scheduler_now = max(scheduler_now, reply_now)
+                if self.timing is not None:  # delays included: each decision at its stamp
+                    message = self.timing.proceed(decisions, stamps, reply_now)
+                elif delayed:
                     # A scheduling delay (pybatsim's fillerSched answers 5 ms later): each
                     # decision at its timestamp, the next message at the reply's now.
-                    message = sim.proceed_timed(list(zip(stamps, decisions)), reply_now)
+                    message = engine.proceed_timed(list(zip(stamps, decisions)), reply_now)
                 else:
-                    scheduler_now = max(scheduler_now, reply_now)
-                    if self.timing is not None:
-                        message = self.timing.proceed(decisions, stamps, reply_now)
-                    else:
-                        message = engine.proceed(decisions)
+                    message = engine.proceed(decisions)
         finally:
             socket.close(linger=0)
             context.term()

@@ -483,6 +483,29 @@ class Engine:
         self._check_running()
         self._apply(decisions)
 
+    def next_time(self) -> float:
+        """When the next instant with events is: ``now`` while events of ``now`` remain,
+        ``inf`` when nothing is scheduled. For bridges that interleave their own instants
+        (a scheduler's delayed decisions, ``hdeeprm.protocol.batsim_timing``)."""
+        if self._dirty:
+            self._repace()
+        return self._next_time()
+
+    def apply_at(self, when: float, decisions: Sequence[Decision]) -> None:
+        """Advance to ``when`` and apply ``decisions`` there (``now`` if ``when`` has passed).
+
+        Nothing may happen in between: ``when`` must not be after :meth:`next_time`.
+        """
+        self._check_running()
+        if when > self._now:
+            if self.next_time() < when:
+                raise SimulationError(
+                    f"apply_at({when!r}): events at {self._next_time()!r} come first"
+                )
+            self._energy += self._power * (when - self._now)
+            self._now = when
+        self._apply(decisions)
+
     def proceed_timed(
         self, decisions: Sequence[tuple[float, Decision]], ready_at: float
     ) -> Message:

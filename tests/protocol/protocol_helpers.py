@@ -63,6 +63,8 @@ def fake_batsim_exe(folder: Path) -> Path:
     return make_executable(folder, "fake-batsim", [str(HERE / "fake_batsim.py")])
 
 
-def hdeeprm_sim_exe(folder: Path) -> Path:
-    """An executable running ``hdeeprm-sim`` from this source tree (no reinstall needed)."""
-    return make_executable(folder, "hdeeprm-sim", ["-m", "hdeeprm.cli.sim"])
+def hdeeprm_sim_exe(folder: Path, *, batsim_timing: bool = False) -> Path:
+    """An executable running ``hdeeprm-sim`` from this source tree (no reinstall needed),
+    with ``--batsim-timing`` if asked."""
+    extra = ["--batsim-timing"] if batsim_timing else []
+    return make_executable(folder, "hdeeprm-sim", ["-m", "hdeeprm.cli.sim", *extra])

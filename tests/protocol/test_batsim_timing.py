@@ -24,6 +24,7 @@ from hdeeprm.simulation.events import (
     SIMULATION_ENDS,
     ExecuteJob,
     Message,
+    SetResourceState,
 )
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
@@ -38,7 +39,12 @@ def _workload(*jobs: tuple[str, float, float]) -> Workload:
 
 
 def _label(message: Message) -> list[str]:
-    short = {JOB_SUBMITTED: "S", JOB_COMPLETED: "C", NO_MORE_STATIC_JOB_TO_SUBMIT: "N"}
+    short = {
+        JOB_SUBMITTED: "S",
+        JOB_COMPLETED: "C",
+        NO_MORE_STATIC_JOB_TO_SUBMIT: "N",
+        "RESOURCE_STATE_CHANGED": "P",
+    }
     return [
         short[e.type] + (":" + e.data["job_id"].split("!")[1] if "job_id" in e.data else "")
         for e in message.events
@@ -118,6 +124,114 @@ def test_queued_completions_are_received_one_transfer_after_another() -> None:
     jobs = _workload(("a", 1.0, 4.0), ("b", 1.0, 4.0), ("c", 2.0, 1.0))
     messages = _fcfs(2, jobs, timing=True)
     assert (5.0, ["C:a", "C:b"]) in messages
+
+
+def _delayed_fcfs(
+    nb_hosts: int, jobs: Workload, delay: float, split: bool = False
+) -> tuple[list[tuple[float, list[str]]], dict[str, tuple[float, float]]]:
+    """As ``_fcfs`` through Batsim's timing, with a scheduler that takes ``delay`` seconds to
+    decide whenever it starts jobs (pybatsim's ``consume_time``; with ``split``, a further
+    ``delay`` before each next job); return every message and each job's reported
+    (start, finish)."""
+    engine = Engine(SimPlatform.homogeneous(nb_hosts, [1e9]), jobs)
+    sim = BatsimTiming(engine, [ROUTE] * nb_hosts)
+    sim.start()
+    queue: list[str] = []
+    free = list(range(nb_hosts))
+    messages = []
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        messages.append((message.now, _label(message)))
+        for event in message.events:
+            if event.type == JOB_SUBMITTED:
+                queue.append(event.data["job_id"])
+            elif event.type == JOB_COMPLETED:
+                free += event.data["alloc"]
+        decisions, stamps = [], []
+        when = message.now
+        while queue and free:
+            when += delay if (split or not decisions) else 0.0
+            decisions.append(ExecuteJob(queue.pop(0), [free.pop(0)]))
+            stamps.append(when)
+        message = sim.proceed(decisions, stamps, when)
+    sim.report_times()
+    times = {j.id.split("!")[1]: (j.start_time, j.finish_time) for j in engine.finished_jobs}
+    return messages, times
+
+
+def test_delayed_decisions_start_jobs_at_their_timestamps() -> None:
+    # 2 hosts, 0.5 s to decide. At 1 [a]: the reply starts a at 1.5 (the REQ-REP actor sleeps
+    # until then; the server starts a when it receives its EXECUTE_JOB, 1.5 + 1e-10). b is
+    # submitted at 2 (then the bye, held: the scheduler is busy again); the reply starts b at
+    # 2.5, when a ends (2.5 + 1e-10): the REQ-REP actor posts first, b starts, and a's
+    # completion (2.5e-8 on the network) reaches the server before SCHED_READY, so it goes out
+    # with the bye at 2.5. b ends at 3.5.
+    jobs = _workload(("a", 1.0, 1.0), ("b", 2.0, 1.0))
+    messages, times = _delayed_fcfs(2, jobs, 0.5)
+    assert messages == [(1.0, ["S:a"]), (2.0, ["S:b"]), (2.5, ["N", "C:a"]), (3.5, ["C:b"])]
+    assert times["a"] == pytest.approx((1.5, 2.5), abs=1e-9)
+    assert times["b"] == pytest.approx((2.5, 3.5), abs=1e-9)
+    assert times["a"][0] > 1.5  # SimGrid's clock: 1.5 + 1e-10
+
+
+def test_events_of_the_delay_wait_for_the_scheduler() -> None:
+    # 2 hosts, the scheduler takes 1 s per job: at 1 [a, b], EXECUTE a at 2, EXECUTE b at 3,
+    # ready at 3. a (0.5 s) ends at 2.5 and c is submitted at 2.7 while the scheduler still
+    # "thinks": both are held, then sent together at 3 in the order the server received them
+    # (the bye after c). The engine's instants of the meantime go on: a really ended at 2.5.
+    jobs = _workload(("a", 1.0, 0.5), ("b", 1.0, 1.0), ("c", 2.7, 1.0))
+    messages, times = _delayed_fcfs(2, jobs, 1.0, split=True)
+    assert messages == [
+        (1.0, ["S:a", "S:b"]),
+        (3.0, ["C:a", "S:c", "N"]),
+        (4.0, ["C:b"]),
+        (5.0, ["C:c"]),
+    ]
+    assert times["a"] == pytest.approx((2.0, 2.5), abs=1e-9)
+    assert times["b"] == pytest.approx((3.0, 4.0), abs=1e-9)
+    # c on a's host, 1 s after the message at 3.
+    assert times["c"] == pytest.approx((4.0, 5.0), abs=1e-9)
+
+
+def test_a_job_sped_up_by_a_pstate_change_ends_when_the_engine_ends_it() -> None:
+    # One host with two P-states (1 and 0.5 Gflop/s), in the slow one. a (1 Gflop) starts at 1:
+    # the model times it at that speed, due at 3. At 2 (b's submission) the scheduler
+    # switches the host to P0: a's last 0.5 Gflop take 0.5 s, so the engine ends it at 2.5.
+    # Its completion goes out at 2.5 (the model's sleep is cut to the engine's instant,
+    # instead of running SimGrid's clock to 3 and every later event with it).
+    specs = [JobSpec("a", 1.0, 1, "a", None), JobSpec("b", 2.0, 1, "b", None)]
+    profiles = {
+        "a": Profile("a", "parallel_homogeneous", cpu=1e9),
+        "b": Profile("b", "delay", delay=1.0),
+    }
+    platform = SimPlatform.homogeneous(1, [1e9, 5e8], [1.0, 1.0], [2.0, 2.0], pstate=1)
+    engine = Engine(platform, Workload(0, specs, profiles, "w0"))
+    sim = BatsimTiming(engine, [ROUTE])
+    sim.start()
+    seen = []
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        seen.append((message.now, _label(message)))
+        decisions: list = []
+        labels = _label(message)
+        if "S:a" in labels:
+            decisions = [ExecuteJob("w0!a", [0])]
+        elif "S:b" in labels:
+            decisions = [SetResourceState([0], 0)]
+        elif "C:a" in labels:
+            decisions = [ExecuteJob("w0!b", [0])]
+        message = sim.proceed(decisions)
+    assert seen == [
+        (1.0, ["S:a"]),
+        (2.0, ["S:b"]),
+        (2.0, ["N"]),
+        (2.0, ["P"]),  # RESOURCE_STATE_CHANGED, Batsim's acknowledgement
+        (2.5, ["C:a"]),
+        (3.5, ["C:b"]),
+    ]
+    sim.report_times()
+    a = engine.jobs["w0!a"]
+    assert a.finish_time == pytest.approx(2.5, abs=1e-9)
 
 
 def test_same_results_as_the_engine_whatever_the_grouping() -> None:

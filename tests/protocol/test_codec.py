@@ -9,8 +9,10 @@ import pytest
 from hdeeprm.protocol.codec import (
     EventDecoder,
     EventEncoder,
+    alloc_text,
     decode_decisions,
     dumps,
+    empty_reply_now,
     encode_decisions,
     normalise,
 )
@@ -28,6 +30,7 @@ from hdeeprm.simulation import (
     SIMULATION_ENDS,
     CallMeLater,
     Engine,
+    Event,
     ExecuteJob,
     KillJobs,
     Message,
@@ -35,6 +38,7 @@ from hdeeprm.simulation import (
     SetResourceState,
     SimPlatform,
 )
+from hdeeprm.simulation.intervals import format_interval_set, parse_interval_set
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 # --- thesis appendix D, as Batsim 4.x sends it (the thesis's copies have typos) ----------
@@ -342,3 +346,90 @@ def test_decoder_errors() -> None:
     # Unknown Batsim events pass through untouched.
     other = decoder.decode(_reply("ANSWER", {"consumed_energy": 12.5}))
     assert other.events[0].type == "ANSWER" and other.events[0].data == {"consumed_energy": 12.5}
+
+
+# --- the server's fast paths give exactly what the general ones give -----------------------
+def test_encode_bytes_is_dumps_of_encode() -> None:
+    # Every message of the thesis engine's run (all event types), plus job ids that JSON must
+    # escape, and a ``now`` replacing the message's: byte for byte the general path's output.
+    engine = _thesis_engine()
+    encoder = EventEncoder({"62b680": "/workspace/workload.json"})
+    message = engine.start()
+    step = 0
+    script = {
+        1: [ExecuteJob("62b680!job0", [0]), SetResourceState([0, 1], 0)],
+        3: [ExecuteJob("62b680!long", [1]), CallMeLater(2.0)],
+        4: [KillJobs(["62b680!long"])],
+    }
+    while True:
+        assert encoder.encode_bytes(message) == dumps(encoder.encode(message))
+        doc = encoder.encode(message)
+        doc["now"] = message.now + 1e-21
+        assert encoder.encode_bytes(message, message.now + 1e-21) == dumps(doc)
+        if engine.finished:
+            break
+        message = engine.proceed(script.get(step, []))
+        step += 1
+    odd = Message(
+        7.25,
+        [
+            Event(
+                7.25,
+                JOB_COMPLETED,
+                {
+                    "job_id": 'w0!"é\\n',
+                    "job_state": COMPLETED_KILLED,
+                    "alloc": (9, 3, 4, 5, 3),
+                },
+            )
+        ],
+    )
+    assert encoder.encode_bytes(odd) == dumps(encoder.encode(odd))
+    assert b'"return_code":-1,"alloc":"3-5 9"' in encoder.encode_bytes(odd)
+    with pytest.raises(ProtocolError, match="cannot encode"):
+        encoder.encode_bytes(Message(float("nan"), []))
+
+
+@pytest.mark.parametrize("ids", [(), (4,), (3, 4, 5), (5, 3, 4, 4), (0, 2), (7, 1, 2, 3, 9, 10)])
+def test_alloc_text_is_format_interval_set(ids: tuple[int, ...]) -> None:
+    assert alloc_text(ids) == format_interval_set(ids)
+
+
+@pytest.mark.parametrize(
+    ("raw", "now"),
+    [
+        (b'{"now":5.0,"events":[]}', 5.0),
+        (b'{"now": 1e-21, "events": []}', 1e-21),
+        (b'{ "now" : 12.5 , "events" : [ ] }\n', 12.5),
+        (b'{"now":5.0,"events":[{"timestamp":5.0,"type":"NOTIFY","data":{}}]}', None),
+        (b'{"now":NaN,"events":[]}', None),
+        (b'{"now":"5","events":[]}', None),
+        (b'{"now":5.0.1,"events":[]}', None),
+        (b'{"events":[],"now":5.0}', None),  # other key order: the general parser
+    ],
+)
+def test_empty_reply_fast_path(raw: bytes, now: float | None) -> None:
+    assert empty_reply_now(raw) == now
+
+
+@pytest.mark.parametrize("alloc", ["0", "0-3", "7 1-2", "3 3 1", "1-2 2-4", "10-12 0"])
+def test_execute_job_fast_path_is_the_checked_path(alloc: str) -> None:
+    raw = _reply("EXECUTE_JOB", {"job_id": "w0!1", "alloc": alloc}, t=2.0)
+    fast = decode_decisions(raw)
+    checked = decode_decisions(raw, at=2.0)  # ``at`` takes the general path
+    assert fast == checked
+    assert fast[0].alloc == tuple(sorted(set(parse_interval_set(alloc))))
+
+
+@pytest.mark.parametrize(
+    ("raw", "match"),
+    [
+        (_reply("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "3-1"}), r"data\.alloc: bad interval"),
+        (_reply("EXECUTE_JOB", {"job_id": "w0!1", "alloc": ""}), "empty allocation"),
+        (_reply("EXECUTE_JOB", {"job_id": 5, "alloc": "0"}), r"data\.job_id: expected a string"),
+        (_reply("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0,1"}), r"data\.alloc: bad interval"),
+    ],
+)
+def test_bad_execute_job_named_without_at(raw: bytes, match: str) -> None:
+    with pytest.raises(ProtocolError, match=match):
+        decode_decisions(raw)

@@ -141,3 +141,18 @@ def test_learning_agents_are_refused_on_batsim(tmp_path: Path) -> None:
     options.write_text(json.dumps(doc))
     result = CliRunner().invoke(main, [str(options), "--simulator", "batsim", "-a", "x.py"])
     assert result.exit_code == 2 and "CLASSIC agents only" in result.output
+
+
+def test_batsim_timing_under_the_workload_manager(tmp_path: Path) -> None:
+    # hdeeprm-sim --batsim-timing under hdeeprm's workload manager, which switches cores out of
+    # P3 (speed 0) and between P-states while jobs run. The timing model times a job at its
+    # speed when it starts; a job sped up afterwards once ran SimGrid's modelled clock ahead
+    # to that first end, past later submissions (IndexError in the submitter). Now it ends
+    # at the engine's instant: every job runs, as in-process.
+    options = load_options(_options(tmp_path, "random-random"))
+    inputs = prepare_inputs(options, tmp_path / "inputs", log=lambda _: None)
+    exe = hdeeprm_sim_exe(tmp_path, batsim_timing=True)
+    run_classic_batsim(inputs, tmp_path / "remote", executable=exe, timeout=20)
+    jobs = pd.read_csv(tmp_path / "remote" / "out_jobs.csv")
+    assert len(jobs) == 150 and (jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all()
+    assert (jobs["finish_time"] >= jobs["starting_time"]).all()

@@ -118,3 +118,26 @@ def test_decision_delay_without_events_moves_to_the_next_instant() -> None:
     # Ready at 0.005 with nothing happening meanwhile: the next message is a's completion.
     done = engine.proceed_timed([(0.0, ExecuteJob("w0!a", [0]))], 0.005)
     assert (done.now, types(done)) == (2.0, [JOB_COMPLETED])
+
+
+def test_apply_at_a_later_time_and_next_time() -> None:
+    # The timing model's way through a delay: ask when the engine's next instant is, apply a
+    # decision at a later time that does not pass it, and refuse one that does.
+    platform = SimPlatform.homogeneous(2, [GF], [10], [30])
+    engine = Engine(platform, workload(("a", 0, 1, "delay", 1.0), ("b", 0.5, 1, "delay", 1.0)))
+    engine.start()
+    engine.proceed([])  # a submitted at 0
+    assert engine.next_time() == 0.5  # b's submission
+    engine.apply_at(0.2, [ExecuteJob("w0!a", [0])])
+    assert engine.now == 0.2 and engine.jobs["w0!a"].start_time == 0.2
+    assert engine.next_time() == 0.5
+    with pytest.raises(SimulationError, match="events at 0.5 come first"):
+        engine.apply_at(0.7, [])
+    submitted = engine.proceed([])
+    assert (submitted.now, types(submitted)[0]) == (0.5, "JOB_SUBMITTED")
+    engine.apply_at(0.3, [ExecuteJob("w0!b", [1])])  # in the past: at now
+    assert engine.jobs["w0!b"].start_time == 0.5
+    while not engine.finished:
+        engine.proceed([])
+    # 2 hosts idle at 10 W for 1.5 s, plus 20 W extra while each job runs (1 s each).
+    assert engine.consumed_energy == pytest.approx(10 * 2 * 1.5 + 20 * 2)

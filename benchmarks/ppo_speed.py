@@ -61,7 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=16384)
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--window-jobs", type=int, default=4000)
-    parser.add_argument("--vector", choices=["sync", "async", "both"], default="both")
+    parser.add_argument(
+        "--vector",
+        nargs="+",
+        choices=["sync", "async", "shared"],
+        default=["sync", "async", "shared"],
+    )
+    parser.add_argument("--num-workers", type=int, default=None)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     if not TRACE.is_file():
@@ -82,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             "agent": {"type": "LEARNING", "algorithm": "ppo"},
         },
     }
-    kinds = ["sync", "async"] if args.vector == "both" else [args.vector]
+    kinds = args.vector
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "options.json"
         path.write_text(json.dumps(raw))
@@ -94,10 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         for kind in kinds:
             fns = (
                 inputs_factories(inputs, args.num_envs, "train")
-                if kind == "sync"
+                if kind != "async"
                 else env_factories(path, args.num_envs, output_dir=tmp, split="train")
             )
-            envs = build_vector_env(fns, kind)
+            envs = build_vector_env(fns, kind, num_workers=args.num_workers)
             rng = np.random.default_rng(0)
             _, info = envs.reset(seed=1)
             t0, c0 = time.perf_counter(), cpu_seconds(envs)
@@ -109,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
             env_cpu = cpu_seconds(envs) - c0
             envs.close()
             config = PPOConfig(
-                num_envs=args.num_envs, num_steps=1024, vector=kind, seed=1, split="train"
+                num_envs=args.num_envs,
+                num_steps=1024,
+                vector=kind,
+                seed=1,
+                split="train",
+                num_workers=args.num_workers if kind == "shared" else None,
             )
             trainer = PPOTrainer(config, fns)
             profiler = cProfile.Profile() if args.profile else None
@@ -125,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             trainer.close()
             env_steps = args.steps // args.num_envs * args.num_envs
             print(
-                f"  {kind:5}: environments alone {env_steps / env_wall:7,.0f} decisions/s wall, "
+                f"  {kind:6}: environments alone {env_steps / env_wall:7,.0f} decisions/s wall, "
                 f"{env_steps / env_cpu:7,.0f} per CPU s; PPO training end to end "
                 f"{steps / wall:7,.0f} decisions/s wall, {steps / cpu:7,.0f} per CPU s "
                 f"(trainer's own share of the CPU: {1 - (steps / cpu) / (env_steps / env_cpu):.0%})"

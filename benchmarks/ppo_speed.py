@@ -44,16 +44,20 @@ TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 
-def cpu_seconds(envs: object) -> float:
-    """CPU time of this process and of the vector environment's live worker processes."""
-    total = time.process_time()
+def cpu_seconds(envs: object) -> list[float]:
+    """CPU time of this process, then of each of the vector environment's worker processes."""
+    times = [time.process_time()]
     for process in getattr(envs, "processes", ()):
         try:
             fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # not Linux, or the worker is gone: count this process only
             continue
-        total += (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
-    return total
+        times.append((int(fields[11]) + int(fields[12])) / _TICK)  # utime + stime
+    return times
+
+
+def spent(envs: object, before: list[float]) -> list[float]:
+    return [b - a for a, b in zip(before, cpu_seconds(envs))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 actions = [int(rng.choice(np.flatnonzero(m))) for m in mask]
                 _, _, _, _, info = envs.step(np.array(actions))
             env_wall = time.perf_counter() - t0
-            env_cpu = cpu_seconds(envs) - c0
+            env_cpu = sum(spent(envs, c0))
             envs.close()
             config = PPOConfig(
                 num_envs=args.num_envs,
@@ -123,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 num_workers=args.num_workers if kind == "shared" else None,
             )
             trainer = PPOTrainer(config, fns)
+            trainer.reset_envs()  # the first episodes' set-up, as for the environments alone
             profiler = cProfile.Profile() if args.profile else None
             t0, c0 = time.perf_counter(), cpu_seconds(trainer.envs)
             if profiler:
@@ -131,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             if profiler:
                 profiler.disable()
             wall = time.perf_counter() - t0
-            cpu = cpu_seconds(trainer.envs) - c0
+            per_process = spent(trainer.envs, c0)
+            cpu = sum(per_process)
             steps = trainer.global_step
             trainer.close()
             env_steps = args.steps // args.num_envs * args.num_envs
@@ -141,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{steps / wall:7,.0f} decisions/s wall, {steps / cpu:7,.0f} per CPU s "
                 f"(trainer's own share of the CPU: {1 - (steps / cpu) / (env_steps / env_cpu):.0%})"
             )
+            if len(per_process) > 1:
+                shares = ", ".join(f"{c:.2f}" for c in per_process)
+                print(
+                    f"          training CPU s per process (this one first): {shares}; on "
+                    f"{len(per_process)} idle cores at most {steps / max(per_process):,.0f} "
+                    "decisions/s wall"
+                )
             if profiler:
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
     return 0

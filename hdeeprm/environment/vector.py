@@ -59,6 +59,7 @@ _STEP = b"s"
 _OK = b""
 _EXTRAS = b"x"
 _ERROR = b"e"
+_MODE_NAMES = {"same_step": AutoresetMode.SAME_STEP, "next_step": AutoresetMode.NEXT_STEP}
 
 
 def available_cores() -> int:
@@ -345,6 +346,10 @@ class SharedMemoryVectorEnv(VectorEnv):
         full_info: bool = False,
         context: str | None = None,
     ) -> None:
+        self.processes: list[mp.process.BaseProcess] = []
+        self._conns: list[Connection] = []
+        self._block: shared_memory.SharedMemory | None = None
+        self._pending = False
         n = len(env_fns)
         if n < 1:
             raise ValueError("SharedMemoryVectorEnv needs at least one environment factory")
@@ -361,16 +366,14 @@ class SharedMemoryVectorEnv(VectorEnv):
                 f"{num_workers} workers for {n - (in_main or 0)} environment(s) outside the "
                 "calling process: every worker needs at least one"
             )
+        if isinstance(autoreset_mode, str) and autoreset_mode in _MODE_NAMES:
+            autoreset_mode = _MODE_NAMES[autoreset_mode]
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         if self.autoreset_mode is AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode must be 'next_step' or 'same_step'")
         self.num_envs = n
         self.full_info = bool(full_info)
         self.groups = split_groups(n, num_workers, in_main)
-        self.processes: list[mp.process.BaseProcess] = []
-        self._conns: list[Connection] = []
-        self._block: shared_memory.SharedMemory | None = None
-        self._pending = False
         self.closed = False
         # The spaces come from one environment built here (it becomes the caller's first one,
         # or is closed when the caller steps none), so the shared block can be sized first.
@@ -480,7 +483,7 @@ class SharedMemoryVectorEnv(VectorEnv):
                 )
         for w, group in enumerate(self.groups[1:]):
             payload = ([seeds[i] for i in group], options, [bool(which[i]) for i in group])
-            self._conns[w].send_bytes(pickle.dumps(("reset", payload)))
+            self._send(w, pickle.dumps(("reset", payload)), "reset")
         extras: list[tuple[Any, ...]] = []
         local = self.groups[0]
         try:
@@ -511,8 +514,8 @@ class SharedMemoryVectorEnv(VectorEnv):
         if self._pending:
             raise RuntimeError("step_async called twice without step_wait")
         self._arrays["actions"][:] = actions
-        for conn in self._conns:
-            conn.send_bytes(_STEP)
+        for w in range(len(self._conns)):
+            self._send(w, _STEP, "step")
         self._pending = True
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -552,7 +555,7 @@ class SharedMemoryVectorEnv(VectorEnv):
             raise ValueError(f"set_attr needs {self.num_envs} values, got {len(values)}")
         for w, group in enumerate(self.groups[1:]):
             payload = (name, [values[i] for i in group])
-            self._conns[w].send_bytes(pickle.dumps(("set_attr", payload)))
+            self._send(w, pickle.dumps(("set_attr", payload)), f"set_attr({name!r})")
         try:
             self._local_call(
                 f"set_attr({name!r})",
@@ -606,7 +609,7 @@ class SharedMemoryVectorEnv(VectorEnv):
             self._block = None
 
     def __del__(self) -> None:
-        if not getattr(self, "closed", True):
+        if self.__dict__.get("closed") is False:
             self.close(terminate=True)
 
     # --- internals ------------------------------------------------------------------------
@@ -620,24 +623,32 @@ class SharedMemoryVectorEnv(VectorEnv):
         except Exception as exc:
             raise VectorEnvError(self._local.current, method, type(exc).__name__, str(exc)) from exc
 
+    def _died(self, w: int, method: str) -> VectorEnvError:
+        process = self.processes[w]
+        process.join(1.0)
+        group = self.groups[w + 1]
+        return VectorEnvError(
+            group.start,
+            method,
+            "WorkerDied",
+            f"worker process {w + 1} (environments {group.start}-{group.stop - 1}) "
+            f"died, exit code {process.exitcode}",
+            worker=w + 1,
+        )
+
+    def _send(self, w: int, data: bytes, method: str) -> None:
+        try:
+            self._conns[w].send_bytes(data)
+        except OSError:
+            raise self._died(w, method) from None
+
     def _receive(self, w: int, method: str) -> Any:
         """The reply of worker ``w`` (extras or a result); :class:`VectorEnvError` if it
         raised or died."""
-        conn = self._conns[w]
         try:
-            reply = conn.recv_bytes()
+            reply = self._conns[w].recv_bytes()
         except (EOFError, OSError):
-            process = self.processes[w]
-            process.join(1.0)
-            group = self.groups[w + 1]
-            raise VectorEnvError(
-                group.start,
-                method,
-                "WorkerDied",
-                f"worker process {w + 1} (environments {group.start}-{group.stop - 1}) "
-                f"died, exit code {process.exitcode}",
-                worker=w + 1,
-            ) from None
+            raise self._died(w, method) from None
         if not reply:
             return []
         kind, body = reply[:1], reply[1:]
@@ -650,8 +661,8 @@ class SharedMemoryVectorEnv(VectorEnv):
         self, command: str, payload: Any, method: str, local: Callable[[Any], list[Any]]
     ) -> tuple[Any, ...]:
         self._check_open()
-        for conn in self._conns:
-            conn.send_bytes(pickle.dumps((command, payload)))
+        for w in range(len(self._conns)):
+            self._send(w, pickle.dumps((command, payload)), method)
         results: list[Any] = []
         try:
             args = payload if command == "call" else (payload,)

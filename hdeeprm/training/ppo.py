@@ -519,13 +519,20 @@ def build_vector_env(
     kind: str,
     envs_per_actor: int = 1,
     num_workers: int | None = None,
+    full_info: bool = False,
 ) -> gym.vector.VectorEnv:
-    """A vector environment that resets finished episodes within the same ``step`` call."""
+    """A vector environment that resets finished episodes within the same ``step`` call.
+
+    ``kind="shared"``: ``num_workers`` worker processes; its ``info`` holds the action mask
+    at every step and the rest when an episode ends, unless ``full_info``.
+    """
     mode = gym.vector.AutoresetMode.SAME_STEP
     if kind == "shared":
         from hdeeprm.environment.vector import SharedMemoryVectorEnv
 
-        return SharedMemoryVectorEnv(env_fns, num_workers=num_workers, autoreset_mode=mode)
+        return SharedMemoryVectorEnv(
+            env_fns, num_workers=num_workers, autoreset_mode=mode, full_info=full_info
+        )
     if kind == "ray":
         from hdeeprm.sweep.ray_vector import RayVectorEnv
 
@@ -756,6 +763,18 @@ class PPOTrainer:
         return gumbel_sample(logits, self.generator)
 
     # --- training ----------------------------------------------------------------------------
+    def reset_envs(self) -> None:
+        """Start an episode in every environment (seeded with ``seed + i``). The first
+        :meth:`learn` does it; calling it before (e.g. to time training apart from the first
+        episodes' set-up) changes nothing else."""
+        if self.envs is None:
+            raise RuntimeError("this trainer has no environments (built for predict only)")
+        cfg = self.config
+        obs, info = self.envs.reset(seed=cfg.seed)
+        self._next_obs = obs.astype(np.float32)
+        n_env, size = cfg.num_envs, len(self.action_names)
+        self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
+
     def learn(
         self,
         total_timesteps: int | None = None,
@@ -783,9 +802,7 @@ class PPOTrainer:
         val_buf = np.zeros((n_steps, n_env), dtype=np.float32)
         mask_buf = np.ones((n_steps, n_env, size), dtype=bool)
         if self._next_obs is None:
-            obs, info = self.envs.reset(seed=cfg.seed)
-            self._next_obs = obs.astype(np.float32)
-            self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
+            self.reset_envs()
         next_done = np.zeros(n_env, dtype=np.float32)
         log = UpdateLog(self.run_dir, self.action_names, self.tensorboard)
         from tqdm import tqdm

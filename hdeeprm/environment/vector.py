@@ -377,7 +377,7 @@ class SharedMemoryVectorEnv(VectorEnv):
         self.closed = False
         # The spaces come from one environment built here (it becomes the caller's first one,
         # or is closed when the caller steps none), so the shared block can be sized first.
-        probe = env_fns[0]()
+        probe = self._build_local(env_fns[0], 0)
         obs_space, act_space = probe.observation_space, probe.action_space
         if not isinstance(obs_space, gym.spaces.Box):
             probe.close()
@@ -610,7 +610,8 @@ class SharedMemoryVectorEnv(VectorEnv):
 
     def __del__(self) -> None:
         if self.__dict__.get("closed") is False:
-            self.close(terminate=True)
+            with contextlib.suppress(Exception):  # e.g. at interpreter shutdown
+                self.close(terminate=True)
 
     # --- internals ------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -70,6 +70,26 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_workers(num_envs: int) -> int:
+    """One worker per available core but the caller's, at most one per other environment."""
+    return max(0, min(available_cores(), num_envs) - 1)
+
+
+def caller_share(num_envs: int, num_workers: int, caller_cost: float = 0.0) -> int:
+    """How many environments the calling process should step itself so that it is no busier
+    than a worker, when it also does ``caller_cost`` environment decisions' worth of its own
+    work per decision of the vector (a trainer's policy and updates; 0: an even share).
+
+    The caller's load ``k + n * c`` against each worker's ``(n - k) / w`` (in environment
+    decisions per step of the vector) balance at ``k = n (1 - c w) / (w + 1)``, rounded."""
+    if num_workers == 0:
+        return num_envs
+    if caller_cost == 0:
+        return num_envs // (num_workers + 1)
+    k = int(num_envs * (1.0 - caller_cost * num_workers) / (num_workers + 1) + 0.5)
+    return min(max(k, 0), num_envs - num_workers)
+
+
 def split_groups(num_envs: int, num_workers: int, in_main: int | None) -> list[range]:
     """Contiguous groups of environment indices: the caller's (possibly empty) first, then
     one per worker. ``in_main`` None: an even share, rounded down (the caller also trains)."""
@@ -324,7 +344,9 @@ class SharedMemoryVectorEnv(VectorEnv):
         num_workers: worker processes (None: one per available core, minus the caller's, at
             most one per environment beyond the caller's share; 0: everything in-process).
         in_main: environments the calling process steps itself while the workers step theirs
-            (None: an even share, rounded down; 0: the caller only waits).
+            (None: an even share, rounded down; 0: the caller only waits). A trainer that
+            also computes actions in the calling process should take fewer: see
+            :func:`caller_share`.
         autoreset_mode: ``"same_step"`` (finished episodes restart within the step; ``info``
             then has ``final_obs``/``final_info``) or ``"next_step"`` (Gymnasium's default).
         full_info: send every step's whole ``info`` (default: the action mask at every step,
@@ -354,7 +376,7 @@ class SharedMemoryVectorEnv(VectorEnv):
         if n < 1:
             raise ValueError("SharedMemoryVectorEnv needs at least one environment factory")
         if num_workers is None:
-            num_workers = max(0, min(available_cores(), n) - 1)
+            num_workers = default_workers(n)
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
         if in_main is not None and not 0 <= in_main <= n:

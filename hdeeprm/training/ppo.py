@@ -75,6 +75,11 @@ PPO_LOG_COLUMNS = (
     "steps_per_s",
 )
 VECTOR_KINDS = ("sync", "async", "shared", "ray")
+#: The trainer's own CPU per decision (policy step, bookkeeping, updates) in environment
+#: decisions, measured on Gaia windows (docs/learning.md, "Performance"): with
+#: ``vector="shared"`` the trainer's process steps fewer environments than a worker by this
+#: much (4 environments, 1 worker: 1 here and 3 in the worker).
+TRAINER_COST = 0.4
 
 
 @dataclass
@@ -528,10 +533,16 @@ def build_vector_env(
     """
     mode = gym.vector.AutoresetMode.SAME_STEP
     if kind == "shared":
-        from hdeeprm.environment.vector import SharedMemoryVectorEnv
+        from hdeeprm.environment import vector
 
-        return SharedMemoryVectorEnv(
-            env_fns, num_workers=num_workers, autoreset_mode=mode, full_info=full_info
+        n = len(env_fns)
+        workers = vector.default_workers(n) if num_workers is None else num_workers
+        return vector.SharedMemoryVectorEnv(
+            env_fns,
+            num_workers=workers,
+            in_main=vector.caller_share(n, workers, TRAINER_COST),
+            autoreset_mode=mode,
+            full_info=full_info,
         )
     if kind == "ray":
         from hdeeprm.sweep.ray_vector import RayVectorEnv

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from rl_helpers import THESIS_DIR
 
-from hdeeprm.environment.vector import SharedMemoryVectorEnv, split_groups
+from hdeeprm.environment.vector import SharedMemoryVectorEnv, caller_share, split_groups
 from hdeeprm.errors import VectorEnvError
 
 
@@ -104,6 +104,18 @@ def test_groups_split_the_environments() -> None:
     assert split_groups(4, 3, None) == [range(0, 1), range(1, 2), range(2, 3), range(3, 4)]
     assert split_groups(5, 2, 0) == [range(0, 0), range(0, 3), range(3, 5)]
     assert split_groups(3, 0, None) == [range(0, 3)]
+
+
+def test_caller_share_balances_a_trainer_against_the_workers() -> None:
+    # no work of its own: an even share, rounded down
+    assert [caller_share(n, 1) for n in (2, 4, 5)] == [1, 2, 2]
+    # a trainer costing 0.4 environment decisions per decision, 1 worker: the caller's load
+    # k + 0.4 n against the worker's n - k; 4 environments: k = 1 gives 2.6 against 3
+    # (k = 2: 3.6 against 2); 8: k = 2 gives 5.2 against 6 (k = 3: 6.2 against 5)
+    assert [caller_share(n, 1, 0.4) for n in (2, 4, 6, 8)] == [1, 1, 2, 2]
+    # 2 workers for 4 environments: the caller only trains (1.6 against 2 per worker)
+    assert caller_share(4, 2, 0.4) == 0
+    assert caller_share(3, 0, 0.4) == 3
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])

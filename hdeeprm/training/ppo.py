@@ -95,9 +95,10 @@ class PPOConfig:
     #: ``"sync"``: environments in this process; ``"async"``: one subprocess each;
     #: ``"shared"``: this process and ``num_workers`` worker processes, several environments
     #: each, over shared memory (:class:`hdeeprm.environment.vector.SharedMemoryVectorEnv`,
-    #: the fastest on a few cores); ``"ray"``: in Ray actors (:class:`hdeeprm.sweep.
-    #: RayVectorEnv`, the ``ray`` extra), on the Ray cluster ``ray.init`` connects to (a local
-    #: one is started when none is running). The results are the same whichever is used.
+    #: made to use a few cores with little overhead); ``"ray"``: in Ray actors
+    #: (:class:`hdeeprm.sweep.RayVectorEnv`, the ``ray`` extra), on the Ray cluster
+    #: ``ray.init`` connects to (a local one is started when none is running). The results
+    #: are the same whichever is used.
     vector: str = "sync"
     #: With ``vector="shared"``: worker processes (None: one per available core but this
     #: process's; 0: all environments in this process).

@@ -86,6 +86,37 @@ class SimulationError(HDeepRMError, RuntimeError):
     """A decision the simulator cannot carry out (unknown job, busy host, bad P-state...)."""
 
 
+class VectorEnvError(HDeepRMError, RuntimeError):
+    """A sub-environment of a vector environment raised (or its worker process died).
+
+    Args:
+        env: index of the sub-environment in the vector.
+        method: what was called (``step``, ``reset``, an attribute name, the factory...).
+        kind: the original exception's class name (``WorkerDied`` for a dead worker).
+        message: the original exception's message.
+        worker: the worker process number (None: the calling process).
+        remote_traceback: the worker's formatted traceback, when it raised there.
+    """
+
+    def __init__(
+        self,
+        env: int,
+        method: str,
+        kind: str,
+        message: str,
+        worker: int | None = None,
+        remote_traceback: str | None = None,
+    ) -> None:
+        self.env = env
+        self.method = method
+        self.kind = kind
+        self.message = message
+        self.worker = worker
+        self.remote_traceback = remote_traceback
+        where = "the calling process" if worker is None else f"worker process {worker}"
+        super().__init__(f"environment {env} ({where}) raised {kind} in {method}: {message}")
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C, caught and cleaned up after; ``message`` says what was kept (for example the
     model of the last finished training episode)."""

@@ -48,6 +48,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F  # noqa: N812
 
 from hdeeprm._atomic import atomic_open, write_text
 from hdeeprm.errors import InputError
@@ -73,7 +74,12 @@ PPO_LOG_COLUMNS = (
     "learning_rate",
     "steps_per_s",
 )
-VECTOR_KINDS = ("sync", "async", "ray")
+VECTOR_KINDS = ("sync", "async", "shared", "ray")
+#: The trainer's own CPU per decision (policy step, bookkeeping, updates) in environment
+#: decisions, measured on Gaia windows (docs/learning.md, "Performance"): with
+#: ``vector="shared"`` the trainer's process steps fewer environments than a worker by this
+#: much (4 environments, 1 worker: 1 here and 3 in the worker).
+TRAINER_COST = 0.4
 
 
 @dataclass
@@ -86,10 +92,17 @@ class PPOConfig:
     num_envs: int = 4
     #: Decisions collected per environment between two updates (episodes may end inside).
     num_steps: int = 512
-    #: ``"sync"``: environments in this process; ``"async"``: one subprocess each; ``"ray"``:
-    #: in Ray actors (:class:`hdeeprm.sweep.RayVectorEnv`, the ``ray`` extra), on the Ray
-    #: cluster ``ray.init`` connects to (a local one is started when none is running).
+    #: ``"sync"``: environments in this process; ``"async"``: one subprocess each;
+    #: ``"shared"``: this process and ``num_workers`` worker processes, several environments
+    #: each, over shared memory (:class:`hdeeprm.environment.vector.SharedMemoryVectorEnv`,
+    #: made to use a few cores with little overhead); ``"ray"``: in Ray actors
+    #: (:class:`hdeeprm.sweep.RayVectorEnv`, the ``ray`` extra), on the Ray cluster
+    #: ``ray.init`` connects to (a local one is started when none is running). The results
+    #: are the same whichever is used.
     vector: str = "sync"
+    #: With ``vector="shared"``: worker processes (None: one per available core but this
+    #: process's; 0: all environments in this process).
+    num_workers: int | None = None
     #: With ``vector="ray"``: environments per actor (one actor is one worker process).
     envs_per_actor: int = 1
     #: Adam step size, linearly annealed to 0 over ``total_timesteps`` when ``anneal_lr``.
@@ -210,6 +223,15 @@ class PPOConfig:
             or self.envs_per_actor < 1
         ):
             raise bad("envs_per_actor", "a whole number >= 1")
+        if self.num_workers is not None and (
+            not isinstance(self.num_workers, int)
+            or isinstance(self.num_workers, bool)
+            or not 0 <= self.num_workers < self.num_envs
+        ):
+            raise bad(
+                "num_workers",
+                f"a whole number from 0 to num_envs - 1 ({self.num_envs - 1}) or null",
+            )
         if self.split not in (None, "train", "eval", "all"):
             raise bad("split", "one of train, eval, all or null")
         if self.prior_action is not None and not isinstance(self.prior_action, str):
@@ -311,7 +333,7 @@ def gumbel_sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Ten
     """Categorical sampling from ``logits`` with the caller's own generator (Gumbel-max), so
     that sampling never touches torch's global random state."""
     u = torch.rand(logits.shape, generator=generator).clamp_(1e-20, 1.0)
-    return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+    return (logits - u.log_().neg_().log_()).argmax(dim=-1)  # in place: -log(-log(u))
 
 
 def scale_by_return_std(
@@ -381,6 +403,7 @@ class ActorCritic(nn.Module):
             _layer(hidden, 1, 1.0),
         )
         self.normalize = True
+        self._layers: tuple[tuple[torch.Tensor, torch.Tensor], ...] | None = None
         self._refresh()
 
     def _refresh(self) -> None:
@@ -411,6 +434,38 @@ class ActorCritic(nn.Module):
         if mask is not None:
             out = out.masked_fill(~mask, -1e9)
         return out, self.critic(x).squeeze(-1)
+
+    def act(
+        self, obs: np.ndarray, mask: np.ndarray | None, generator: torch.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One rollout step for a batch: sampled actions, their log-probabilities and the
+        values, as NumPy arrays.
+
+        The same operations as :meth:`logits_and_value` and :func:`gumbel_sample` (so the
+        same numbers bit for bit), called on the layers' tensors directly: the module call
+        machinery costs more than these small matrix products.
+        """
+        if self._layers is None:
+            self._layers = tuple(
+                (m.weight, m.bias)
+                for net in (self.actor, self.critic)
+                for m in net
+                if isinstance(m, nn.Linear)
+            )
+        (aw0, ab0), (aw1, ab1), (aw2, ab2), (cw0, cb0), (cw1, cb1), (cw2, cb2) = self._layers
+        with torch.inference_mode():
+            x = self.normalized(torch.from_numpy(obs))
+            logits = F.linear(
+                torch.tanh(F.linear(torch.tanh(F.linear(x, aw0, ab0)), aw1, ab1)), aw2, ab2
+            )
+            if mask is not None:
+                logits = logits.masked_fill(torch.from_numpy(~mask), -1e9)
+            value = F.linear(
+                torch.tanh(F.linear(torch.tanh(F.linear(x, cw0, cb0)), cw1, cb1)), cw2, cb2
+            )
+            action = gumbel_sample(logits, generator)
+            logp = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
+        return action.numpy(), logp.numpy(), value.squeeze(-1).numpy()
 
 
 # --- environments ----------------------------------------------------------------------------
@@ -466,10 +521,30 @@ def inputs_factories(
 
 
 def build_vector_env(
-    env_fns: Sequence[Callable[[], gym.Env]], kind: str, envs_per_actor: int = 1
+    env_fns: Sequence[Callable[[], gym.Env]],
+    kind: str,
+    envs_per_actor: int = 1,
+    num_workers: int | None = None,
+    full_info: bool = False,
 ) -> gym.vector.VectorEnv:
-    """A vector environment that resets finished episodes within the same ``step`` call."""
+    """A vector environment that resets finished episodes within the same ``step`` call.
+
+    ``kind="shared"``: ``num_workers`` worker processes; its ``info`` holds the action mask
+    at every step and the rest when an episode ends, unless ``full_info``.
+    """
     mode = gym.vector.AutoresetMode.SAME_STEP
+    if kind == "shared":
+        from hdeeprm.environment import vector
+
+        n = len(env_fns)
+        workers = vector.default_workers(n) if num_workers is None else num_workers
+        return vector.SharedMemoryVectorEnv(
+            env_fns,
+            num_workers=workers,
+            in_main=vector.caller_share(n, workers, TRAINER_COST),
+            autoreset_mode=mode,
+            full_info=full_info,
+        )
     if kind == "ray":
         from hdeeprm.sweep.ray_vector import RayVectorEnv
 
@@ -620,7 +695,9 @@ class PPOTrainer:
                 raise ValueError(
                     f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
                 )
-            self.envs = build_vector_env(env_fns, config.vector, config.envs_per_actor)
+            self.envs = build_vector_env(
+                env_fns, config.vector, config.envs_per_actor, config.num_workers
+            )
             obs_size = int(np.prod(self.envs.single_observation_space.shape))
             action_names = list(self.envs.get_attr("action_names")[0])
         elif spaces is not None:
@@ -698,6 +775,18 @@ class PPOTrainer:
         return gumbel_sample(logits, self.generator)
 
     # --- training ----------------------------------------------------------------------------
+    def reset_envs(self) -> None:
+        """Start an episode in every environment (seeded with ``seed + i``). The first
+        :meth:`learn` does it; calling it before (e.g. to time training apart from the first
+        episodes' set-up) changes nothing else."""
+        if self.envs is None:
+            raise RuntimeError("this trainer has no environments (built for predict only)")
+        cfg = self.config
+        obs, info = self.envs.reset(seed=cfg.seed)
+        self._next_obs = obs.astype(np.float32)
+        n_env, size = cfg.num_envs, len(self.action_names)
+        self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
+
     def learn(
         self,
         total_timesteps: int | None = None,
@@ -725,15 +814,14 @@ class PPOTrainer:
         val_buf = np.zeros((n_steps, n_env), dtype=np.float32)
         mask_buf = np.ones((n_steps, n_env, size), dtype=bool)
         if self._next_obs is None:
-            obs, info = self.envs.reset(seed=cfg.seed)
-            self._next_obs = obs.astype(np.float32)
-            self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
+            self.reset_envs()
         next_done = np.zeros(n_env, dtype=np.float32)
         log = UpdateLog(self.run_dir, self.action_names, self.tensorboard)
         from tqdm import tqdm
 
         bar = tqdm(total=n_updates * cfg.batch_size, disable=not progress, unit="step")
         model = self.model
+        generator = self.generator
         try:
             for update in range(n_updates):
                 t0 = time.perf_counter()
@@ -751,19 +839,11 @@ class PPOTrainer:
                     done_buf[step] = next_done
                     if mask_np is not None:
                         mask_buf[step] = mask_np
-                    with torch.no_grad():
-                        obs_t = torch.from_numpy(obs_np)
-                        mask_t = None if mask_np is None else torch.from_numpy(mask_np)
-                        logits, value = model.logits_and_value(obs_t, mask_t)
-                        action = self._sample(logits)
-                        logp = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
-                    act = action.numpy()
+                    act, logp_buf[step], val_buf[step] = model.act(obs_np, mask_np, generator)
                     act_buf[step] = act
-                    logp_buf[step] = logp.numpy()
-                    val_buf[step] = value.numpy()
                     obs, reward, term, trunc, info = self.envs.step(act)
                     reward = np.asarray(reward, dtype=np.float64)
-                    ended = np.logical_or(term, trunc)
+                    ended = term | trunc
                     self._ep_return += reward
                     rew_buf[step] = self._scale_rewards(reward, ended)
                     if ended.any():

@@ -316,7 +316,10 @@ class TwoStepPPO:
                 raise ValueError(
                     f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
                 )
-            self.envs = build_vector_env(env_fns, config.vector, config.envs_per_actor)
+            # Every step's info (policy masks and rewards) is needed: ``full_info``.
+            self.envs = build_vector_env(
+                env_fns, config.vector, config.envs_per_actor, full_info=True
+            )
             slots = int(self.envs.get_attr("queue_slots")[0])
             size = int(np.prod(self.envs.single_observation_space.shape))
             policies = self.envs.get_attr("policies")[0]

@@ -73,6 +73,9 @@ def test_from_params_rejects_unknown_and_bad_values() -> None:
         PPOConfig.from_params({"gamma": 1.5})
     with pytest.raises(InputError, match="params.vector"):
         PPOConfig.from_params({"vector": "threads"})
+    with pytest.raises(InputError, match=r"params.num_workers: expected a whole number from 0"):
+        PPOConfig.from_params({"vector": "shared", "num_envs": 2, "num_workers": 2})
+    assert PPOConfig.from_params({"vector": "shared", "num_workers": 1}).num_workers == 1
     with pytest.raises(InputError, match="multiple of num_minibatches"):
         PPOConfig.from_params({"num_envs": 3, "num_steps": 5, "num_minibatches": 2})
     config = PPOConfig.from_params({"learning_rate": 1, "num_envs": 2})
@@ -117,17 +120,20 @@ def test_masked_actions_are_never_taken_and_the_best_allowed_one_is_learnt(tmp_p
     assert int(trainer.predict(obs[0], action_mask=mask[0])) == 1  # one observation
 
 
-def test_same_seed_same_weights_and_async_equals_sync() -> None:
-    def run(vector: str) -> dict:
-        trainer = PPOTrainer(small_config(vector=vector), [Bandit, Bandit])
+def test_same_seed_same_weights_and_async_and_shared_equal_sync() -> None:
+    def run(vector: str, **kw) -> dict:
+        trainer = PPOTrainer(small_config(vector=vector, **kw), [Bandit, Bandit])
         trainer.learn(128)
         trainer.close()
         return trainer.model.state_dict()
 
     a, b, c = run("sync"), run("sync"), run("async")
+    shared = [run("shared", num_workers=w) for w in (0, 1)]
     for key in a:
         assert torch.equal(a[key], b[key]), key
         assert torch.equal(a[key], c[key]), key
+        for d in shared:
+            assert torch.equal(a[key], d[key]), key
 
 
 def test_prior_makes_the_named_action_the_initial_greedy_choice() -> None:
@@ -203,6 +209,34 @@ def test_ppo_learns_the_thesis_scenario(thesis_inputs) -> None:
     assert sorted({round(v, 2) for k, v in by.items() if k != "model"}) == [5.25, 6.36, 7.0]
     assert by["model"] == pytest.approx(5.25)
     assert before[0].objective == pytest.approx(7.0)
+
+
+def test_shared_vector_trains_as_sync_on_hdeeprm(thesis_inputs) -> None:
+    """One update on the thesis scenario (episodes of a few decisions, so many end inside the
+    rollout): the same actions, returns, losses and weights with the environments in this
+    process (sync) and over this process and two workers (shared)."""
+
+    def run(vector: str, **kw) -> tuple[list[dict], dict, np.ndarray]:
+        config = PPOConfig(
+            num_envs=3, num_steps=16, num_minibatches=2, hidden=16, seed=4, vector=vector, **kw
+        )
+        trainer = PPOTrainer(config, inputs_factories(thesis_inputs, 3))
+        rows: list[dict] = []
+        trainer.learn(48, callback=rows.append)
+        trainer.close()
+        probe = np.random.default_rng(0).random((8, trainer.observation_size)).astype(np.float32)
+        return rows, trainer.model.state_dict(), trainer.predict(probe, deterministic=False)
+
+    rows, weights, actions = run("sync")
+    assert rows[0]["episodes"] > 3
+    for got in (run("shared", num_workers=2), run("shared", num_workers=1)):
+        timing = ("steps_per_s", "rollout_s")
+        assert [{k: v for k, v in r.items() if k not in timing} for r in got[0]] == [
+            {k: v for k, v in r.items() if k not in timing} for r in rows
+        ]
+        for key in weights:
+            assert torch.equal(weights[key], got[1][key]), key
+        assert np.array_equal(actions, got[2])
 
 
 def test_evaluation_table_names_the_best_pair(thesis_inputs, tmp_path) -> None:

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from rl_helpers import THESIS_DIR
 
@@ -123,8 +124,9 @@ def test_evaluate_run_of_a_file_agent_is_greedy(tmp_path: Path) -> None:
     assert max(probs) < 1.0  # the policy itself is not deterministic; the choice is
 
 
-def test_launch_async_vector(tmp_path: Path) -> None:
-    params = {**PARAMS, "vector": "async"}
+@pytest.mark.parametrize("vector", ["async", "shared"])
+def test_launch_async_vector(tmp_path: Path, vector: str) -> None:
+    params = {**PARAMS, "vector": vector}
     options = write_ppo_options(tmp_path, params=params)
     result = CliRunner().invoke(
         launch_main, [str(options), "-cw", str(THESIS_DIR / "workload.json"), "-q"]

@@ -80,6 +80,18 @@ def test_same_seed_same_weights_and_save_load(tmp_path, policies) -> None:
         agent.close()
 
 
+def test_shared_vector_trains_as_sync(tmp_path) -> None:
+    """Per-step infos (policy masks and rewards) travel with ``vector="shared"`` too: the same
+    weights as in-process environments, with the two-step (MultiDiscrete) actions."""
+    runs = []
+    for k, vector in enumerate(["sync", "shared"]):
+        agent = TwoStepPPO(_config(vector=vector), _factories(tmp_path / str(k), policies=POLICIES))
+        agent.learn(128)
+        agent.close()
+        runs.append(_weights(agent))
+    assert all(torch.equal(x, y) for x, y in zip(*runs))
+
+
 def test_policy_selector_learns_the_fast_cores(tmp_path) -> None:
     # One-core jobs arriving slowly: a fast core is almost always free, so high_gflops earns
     # 0 and low_power -0.1. The policy selector starts uniform and must learn high_gflops.

@@ -37,7 +37,7 @@ def _script(folder: str):
     return module
 
 
-@pytest.mark.parametrize("folder", ["scaling", "energy_edp", "objective_change"])
+@pytest.mark.parametrize("folder", ["scaling", "energy_edp", "objective_change", "workload_change"])
 def test_options_load_as_the_paper_set_them(folder):
     options = load_options(EXTENSION / folder / "options.json")
     assert options.env.action_names == list(common.ACTIONS)
@@ -54,7 +54,12 @@ def test_options_load_as_the_paper_set_them(folder):
 
 def test_committed_inputs_are_the_generators_output():
     files = common.input_files()
-    assert len(files) == 2 * len(common.BASIC_NODES) + 2 * len(common.HETERO_COPIES) + 3
+    assert len(files) == (
+        2 * len(common.BASIC_NODES)
+        + 2 * len(common.HETERO_COPIES)
+        + 3
+        + 2 * len(common.WORKLOAD_CHANGE)
+    )
     for path, document in files.items():
         assert path.read_text() == common.render(document), path.name
 

@@ -55,6 +55,9 @@ JOB_PROFILE = {
     "mem_bw": 24.0,
 }
 
+#: The speed a job's run time is given at (thesis 5.4: 5 s at 4.2 GFLOPS).
+REFERENCE_GFLOPS = 4.2
+
 #: Per-core power of the learning platform's cores (processor power / cores: 80 W / 2 and
 #: 100 W / 2); the heterogeneous platform keeps these cores and packs more per processor.
 SLOW_CORE_W, FAST_CORE_W = 40.0, 50.0
@@ -136,9 +139,11 @@ def heterogeneous_platform(copies: int) -> dict:
     }
 
 
-def workload(submit_times: Sequence[float], nb_res: int, doc: str) -> dict:
-    """Batsim workload of identical seed-003 jobs submitted at ``submit_times`` (one shared
-    profile, so a 1,024-job file stays small)."""
+def workload(
+    submit_times: Sequence[float], nb_res: int, doc: str, profile: dict | None = None
+) -> dict:
+    """Batsim workload of identical one-core jobs submitted at ``submit_times`` (one shared
+    profile, so a 1,024-job file stays small); ``profile`` defaults to seed 003's job."""
     return {
         "_doc": doc,
         "nb_res": nb_res,
@@ -146,8 +151,15 @@ def workload(submit_times: Sequence[float], nb_res: int, doc: str) -> dict:
             {"id": str(i + 1), "subtime": t, "res": 1, "profile": "s003"}
             for i, t in enumerate(submit_times)
         ],
-        "profiles": {"s003": dict(JOB_PROFILE)},
+        "profiles": {"s003": dict(JOB_PROFILE if profile is None else profile)},
     }
+
+
+def job_profile(seconds: float, mem_bw: float) -> dict:
+    """A one-core job of ``seconds`` at thesis 5.4's 4.2 GFLOPS reference speed that needs
+    ``mem_bw`` GB/s (seed 003 4.4.3 describes its jobs by run time and bandwidth)."""
+    flop = seconds * REFERENCE_GFLOPS * 1e9
+    return {**JOB_PROFILE, "cpu": flop, "req_time": seconds, "req_ops": flop, "mem_bw": mem_bw}
 
 
 #: Basic scaling series: nodes -> (cores, jobs). Doubling processors and jobs (4.2.2).
@@ -156,6 +168,13 @@ BASIC_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 HETERO_COPIES = (1, 2, 4, 8, 16, 32, 64)
 #: Seed 003 4.3: the second job's submission time in the three two-job workloads.
 TWO_JOB_WORKLOADS = {"synchronised": 0.0, "shifted": 2.0, "sequential": 10.0}
+#: Seed 003 4.4.3: the two job types of the workload change, (run time s, GB/s), per
+#: platform. On 8 cores: 5 s at 24 GB/s, then 40 s at 4 GB/s; on 2,816 cores the first type
+#: runs 1 s. Two jobs per workload on 8 cores, 128 (x 64) on 2,816, all at t = 0.
+WORKLOAD_CHANGE = {
+    "basic_8": (2, {"a": (5.0, 24.0), "b": (40.0, 4.0)}),
+    "hetero_2816": (128, {"a": (1.0, 24.0), "b": (40.0, 4.0)}),
+}
 
 
 def input_files() -> dict[Path, dict]:
@@ -182,6 +201,16 @@ def input_files() -> dict[Path, dict]:
         files[inputs / f"two_jobs_{name}.workload.json"] = workload(
             [0.0, second], 4, f"Seed 003 4.3, '{name}': second job submitted at t = {second} s."
         )
+    for platform, (jobs, types) in WORKLOAD_CHANGE.items():
+        cores = int(platform.rsplit("_", 1)[1])
+        for name, (seconds, mem_bw) in types.items():
+            files[inputs / f"change_{name}_{cores}.workload.json"] = workload(
+                [0.0] * jobs,
+                cores,
+                f"Seed 003 4.4.3, workload '{name}': {jobs} jobs at t = 0 of {seconds:g} s "
+                f"(at 4.2 GFLOPS) needing {mem_bw:g} GB/s.",
+                job_profile(seconds, mem_bw),
+            )
     return files
 
 
@@ -213,20 +242,38 @@ def write_inputs() -> list[Path]:
 
 # --- options -------------------------------------------------------------------------------
 def scenario_options(
-    options_file: Path, platform: str, *, objective: str | None = None, seed: int | None = None
+    options_file: Path,
+    platform: str | None,
+    *,
+    objective: str | None = None,
+    seed: int | None = None,
 ) -> Options:
     """The experiment's options file with its platform replaced by ``inputs/<platform>``
-    (and optionally another objective or seed): one options file serves a whole series."""
+    (``None``: the file's own) and optionally another objective or seed: one options file
+    serves a whole series."""
     options = load_options(options_file)
     env = options.env
     if objective is not None:
         env = dataclasses.replace(env, objective=objective)
+    platform_file = (
+        options.platform_file_path
+        if platform is None
+        else HERE / "inputs" / f"{platform}.platform.json"
+    )
     return dataclasses.replace(
         options,
-        platform_file_path=HERE / "inputs" / f"{platform}.platform.json",
+        platform_file_path=platform_file,
         env=env,
         seed=options.seed if seed is None else seed,
     )
+
+
+def convert_trace(options: Options, run_dir: Path) -> Path:
+    """The options' trace window converted once into ``run_dir/workload.json`` (memory
+    bandwidths drawn with the options' seed), so every pair and every training seed then
+    plays the same jobs (training seeds would otherwise redraw them)."""
+    prepare_inputs(options, run_dir)
+    return run_dir / "workload.json"
 
 
 # --- fixed pairs ---------------------------------------------------------------------------
@@ -322,6 +369,55 @@ def train(
         objectives=np.array([log.objective for log in logs]),
         seconds=time.process_time() - start,
     )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One stretch of a changing scenario: the options (objective, platform) and workload
+    the agent trains on for ``episodes`` episodes."""
+
+    options: Options
+    workload: Path
+    episodes: int
+
+
+def train_phases(phases: Sequence[Phase], mode: str, run_dir: Path) -> list[TrainingRun]:
+    """Train through ``phases`` one after the other (seed 003 3.3.1 and 3.3.2).
+
+    ``reset``: a new, untrained agent per phase (each phase's options carry its seed);
+    ``continue``: one agent throughout, its network, optimiser and running return
+    statistics handed from phase to phase through a checkpoint (``-im``/``-om``).
+    """
+    if mode not in ("reset", "continue"):
+        raise ValueError(f"mode must be 'reset' or 'continue', got {mode!r}")
+    runs = []
+    model: Path | None = None
+    for k, phase in enumerate(phases):
+        if mode == "reset":
+            runs.append(train(phase.options, phase.workload, run_dir, phase.episodes))
+            continue
+        out = run_dir / f"phase_{k}.pt"
+        runs.append(
+            train(
+                phase.options,
+                phase.workload,
+                run_dir,
+                phase.episodes,
+                in_model=model,
+                out_model=out,
+            )
+        )
+        model = out
+    return runs
+
+
+def phase_lengths(counts: Sequence[int], phases: int, parser) -> list[int]:
+    """``--phase-episodes``: one count for every phase, or one per phase."""
+    if len(counts) == 1:
+        return list(counts) * phases
+    if len(counts) != phases:
+        parser.error(f"--phase-episodes takes 1 or {phases} counts, got {len(counts)}")
+    return list(counts)
 
 
 @dataclass

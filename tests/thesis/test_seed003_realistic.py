@@ -156,11 +156,11 @@ def test_gaia_script_short_run(gaia, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "gaia (2,280 cores), jobs 4-23 of the trace" in out
+    assert "gaia (2,280 cores), 20 jobs numbered 5-24 in the trace" in out
     # the window and one bandwidth redraw
     assert out.count("shortest-low_power       objective") == 2
     assert "bandwidth draw 1: optimal" in out
-    assert "actor-critic, 2 episodes x 1 seeds" in out
+    assert "actor-critic (thesis rewards), 2 episodes x 1 seeds" in out
     assert "shortest-low_power alone:" in out
 
 

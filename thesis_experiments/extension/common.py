@@ -4,7 +4,9 @@ Seed 003 (a thesis extending HDeepRM, chapter 4) judges every experiment the sam
 of the five policy pairs alone to find the best one for the objective, then train the
 actor-critic agent and check that its action preferences converge to that pair. This module
 does both on hdeeprm's embedded engine, in-process, so each experiment folder's
-``reproduce.py`` is a short list of scenarios.
+``reproduce.py`` is a short list of scenarios. Changing scenarios (objective or workload
+changes) train through :class:`Phase` lists with :func:`train_phases`; trace-based ones (Gaia)
+convert their window once with :func:`convert_trace`.
 
 The inputs (platform and workload files) are written by :func:`write_inputs`; the committed
 copies in each folder are its output (``python thesis_experiments/extension/common.py`` rewrites
@@ -279,11 +281,14 @@ def convert_trace(options: Options, run_dir: Path) -> Path:
 # --- fixed pairs ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PairResult:
-    """One fixed pair's episode: the objective's value, makespan (s) and energy (J)."""
+    """One fixed pair's episode: the objective's value, makespan (s), energy (J) and the
+    return (sum of the rewards, under the options' reward definition), which is what the agent
+    learns from."""
 
     objective: float
     makespan: float
     energy: float
+    ret: float
 
 
 def run_fixed_pairs(
@@ -298,10 +303,12 @@ def run_fixed_pairs(
         env.reset(seed=seed)
         terminated = False
         info: dict = {}
+        ret = 0.0
         while not terminated:
-            _, _, terminated, _, info = env.step(action)
+            _, reward, terminated, _, info = env.step(action)
+            ret += float(reward)
         results[name] = PairResult(
-            float(info["objective"]), float(info["time"]), float(info["energy"])
+            float(info["objective"]), float(info["time"]), float(info["energy"]), ret
         )
     return results
 
@@ -538,7 +545,7 @@ def print_pairs(results: dict[str, PairResult], unit: str) -> None:
         mark = "  <- optimal" if name in best else ""
         print(
             f"    {name:24s} objective {r.objective:14.6g} {unit:4s} makespan "
-            f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J{mark}"
+            f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J  return {r.ret:11.5g}{mark}"
         )
 
 

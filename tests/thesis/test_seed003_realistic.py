@@ -38,7 +38,8 @@ def test_workload_change_options_and_inputs():
     options = load_options(EXTENSION / "workload_change" / "options.json")
     assert options.env.objective == "edp" and options.env.reward == "thesis"
     assert (options.agent.hidden, options.agent.lr, options.agent.gamma) == (16, 0.005, 0.99)
-    assert options.platform_file_path.name == "basic_8.platform.json"
+    # basic_4 as the other folders' options (real Batsim runs it); the script swaps in basic_8
+    assert options.platform_file_path.name == "basic_4.platform.json"
     for name, jobs, seconds, mem_bw in [
         ("change_a_8", 2, 5.0, 24.0),
         ("change_b_8", 2, 40.0, 4.0),

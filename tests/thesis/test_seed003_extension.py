@@ -37,7 +37,7 @@ def _script(folder: str):
     return module
 
 
-@pytest.mark.parametrize("folder", ["scaling", "energy_edp", "objective_change"])
+@pytest.mark.parametrize("folder", ["scaling", "energy_edp", "objective_change", "workload_change"])
 def test_options_load_as_the_paper_set_them(folder):
     options = load_options(EXTENSION / folder / "options.json")
     assert options.env.action_names == list(common.ACTIONS)
@@ -54,7 +54,12 @@ def test_options_load_as_the_paper_set_them(folder):
 
 def test_committed_inputs_are_the_generators_output():
     files = common.input_files()
-    assert len(files) == 2 * len(common.BASIC_NODES) + 2 * len(common.HETERO_COPIES) + 3
+    assert len(files) == (
+        2 * len(common.BASIC_NODES)
+        + 2 * len(common.HETERO_COPIES)
+        + 3
+        + 2 * len(common.WORKLOAD_CHANGE)
+    )
     for path, document in files.items():
         assert path.read_text() == common.render(document), path.name
 
@@ -96,7 +101,17 @@ def test_four_core_pairs_by_hand():
         assert result.makespan == pytest.approx(makespan, rel=1e-9)
         assert result.energy == pytest.approx(energy, rel=1e-6)
         assert result.objective == pytest.approx(energy, rel=1e-6)
+        assert result.ret == pytest.approx(-energy, rel=1e-6)  # one step: the thesis's -E
     assert common.optimal_pairs(pairs) == ["shortest-high_mem_bw", "first-high_mem_bw"]
+
+
+def test_four_core_thesis_makespan_returns_by_hand():
+    """The thesis's makespan reward is the GFLOPS delivered over the step's span (one step
+    here): 42 GFLOP / 5.25 s spread, 2 x 3.3 packed fast, 2 x 3 packed slow."""
+    pairs = _pairs("basic_4", "basic_4", "makespan")
+    expected = {"high_mem_bw": 8.0, "high_gflops": 6.6, "low_power": 6.0}
+    for name, result in pairs.items():
+        assert result.ret == pytest.approx(expected[name.split("-", 1)[1]], rel=1e-9)
 
 
 def test_heterogeneous_88_pairs_by_hand():

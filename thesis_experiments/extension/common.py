@@ -4,7 +4,9 @@ Seed 003 (a thesis extending HDeepRM, chapter 4) judges every experiment the sam
 of the five policy pairs alone to find the best one for the objective, then train the
 actor-critic agent and check that its action preferences converge to that pair. This module
 does both on hdeeprm's embedded engine, in-process, so each experiment folder's
-``reproduce.py`` is a short list of scenarios.
+``reproduce.py`` is a short list of scenarios. Changing scenarios (objective or workload
+changes) train through :class:`Phase` lists with :func:`train_phases`; trace-based ones (Gaia)
+convert their window once with :func:`convert_trace`.
 
 The inputs (platform and workload files) are written by :func:`write_inputs`; the committed
 copies in each folder are its output (``python thesis_experiments/extension/common.py`` rewrites
@@ -54,6 +56,9 @@ JOB_PROFILE = {
     "mem": 1000.0,
     "mem_bw": 24.0,
 }
+
+#: The speed a job's run time is given at (thesis 5.4: 5 s at 4.2 GFLOPS).
+REFERENCE_GFLOPS = 4.2
 
 #: Per-core power of the learning platform's cores (processor power / cores: 80 W / 2 and
 #: 100 W / 2); the heterogeneous platform keeps these cores and packs more per processor.
@@ -136,9 +141,11 @@ def heterogeneous_platform(copies: int) -> dict:
     }
 
 
-def workload(submit_times: Sequence[float], nb_res: int, doc: str) -> dict:
-    """Batsim workload of identical seed-003 jobs submitted at ``submit_times`` (one shared
-    profile, so a 1,024-job file stays small)."""
+def workload(
+    submit_times: Sequence[float], nb_res: int, doc: str, profile: dict | None = None
+) -> dict:
+    """Batsim workload of identical one-core jobs submitted at ``submit_times`` (one shared
+    profile, so a 1,024-job file stays small); ``profile`` defaults to seed 003's job."""
     return {
         "_doc": doc,
         "nb_res": nb_res,
@@ -146,8 +153,15 @@ def workload(submit_times: Sequence[float], nb_res: int, doc: str) -> dict:
             {"id": str(i + 1), "subtime": t, "res": 1, "profile": "s003"}
             for i, t in enumerate(submit_times)
         ],
-        "profiles": {"s003": dict(JOB_PROFILE)},
+        "profiles": {"s003": dict(JOB_PROFILE if profile is None else profile)},
     }
+
+
+def job_profile(seconds: float, mem_bw: float) -> dict:
+    """A one-core job of ``seconds`` at thesis 5.4's 4.2 GFLOPS reference speed that needs
+    ``mem_bw`` GB/s (seed 003 4.4.3 describes its jobs by run time and bandwidth)."""
+    flop = seconds * REFERENCE_GFLOPS * 1e9
+    return {**JOB_PROFILE, "cpu": flop, "req_time": seconds, "req_ops": flop, "mem_bw": mem_bw}
 
 
 #: Basic scaling series: nodes -> (cores, jobs). Doubling processors and jobs (4.2.2).
@@ -156,6 +170,13 @@ BASIC_NODES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 HETERO_COPIES = (1, 2, 4, 8, 16, 32, 64)
 #: Seed 003 4.3: the second job's submission time in the three two-job workloads.
 TWO_JOB_WORKLOADS = {"synchronised": 0.0, "shifted": 2.0, "sequential": 10.0}
+#: Seed 003 4.4.3: the two job types of the workload change, (run time s, GB/s), per
+#: platform. On 8 cores: 5 s at 24 GB/s, then 40 s at 4 GB/s; on 2,816 cores the first type
+#: runs 1 s. Two jobs per workload on 8 cores, 128 (x 64) on 2,816, all at t = 0.
+WORKLOAD_CHANGE = {
+    "basic_8": (2, {"a": (5.0, 24.0), "b": (40.0, 4.0)}),
+    "hetero_2816": (128, {"a": (1.0, 24.0), "b": (40.0, 4.0)}),
+}
 
 
 def input_files() -> dict[Path, dict]:
@@ -182,6 +203,16 @@ def input_files() -> dict[Path, dict]:
         files[inputs / f"two_jobs_{name}.workload.json"] = workload(
             [0.0, second], 4, f"Seed 003 4.3, '{name}': second job submitted at t = {second} s."
         )
+    for platform, (jobs, types) in WORKLOAD_CHANGE.items():
+        cores = int(platform.rsplit("_", 1)[1])
+        for name, (seconds, mem_bw) in types.items():
+            files[inputs / f"change_{name}_{cores}.workload.json"] = workload(
+                [0.0] * jobs,
+                cores,
+                f"Seed 003 4.4.3, workload '{name}': {jobs} jobs at t = 0 of {seconds:g} s "
+                f"(at 4.2 GFLOPS) needing {mem_bw:g} GB/s.",
+                job_profile(seconds, mem_bw),
+            )
     return files
 
 
@@ -213,30 +244,51 @@ def write_inputs() -> list[Path]:
 
 # --- options -------------------------------------------------------------------------------
 def scenario_options(
-    options_file: Path, platform: str, *, objective: str | None = None, seed: int | None = None
+    options_file: Path,
+    platform: str | None,
+    *,
+    objective: str | None = None,
+    seed: int | None = None,
 ) -> Options:
     """The experiment's options file with its platform replaced by ``inputs/<platform>``
-    (and optionally another objective or seed): one options file serves a whole series."""
+    (``None``: the file's own) and optionally another objective or seed: one options file
+    serves a whole series."""
     options = load_options(options_file)
     env = options.env
     if objective is not None:
         env = dataclasses.replace(env, objective=objective)
+    platform_file = (
+        options.platform_file_path
+        if platform is None
+        else HERE / "inputs" / f"{platform}.platform.json"
+    )
     return dataclasses.replace(
         options,
-        platform_file_path=HERE / "inputs" / f"{platform}.platform.json",
+        platform_file_path=platform_file,
         env=env,
         seed=options.seed if seed is None else seed,
     )
 
 
+def convert_trace(options: Options, run_dir: Path) -> Path:
+    """The options' trace window converted once into ``run_dir/workload.json`` (memory
+    bandwidths drawn with the options' seed), so every pair and every training seed then
+    plays the same jobs (training seeds would otherwise redraw them)."""
+    prepare_inputs(options, run_dir)
+    return run_dir / "workload.json"
+
+
 # --- fixed pairs ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PairResult:
-    """One fixed pair's episode: the objective's value, makespan (s) and energy (J)."""
+    """One fixed pair's episode: the objective's value, makespan (s), energy (J) and the
+    return (sum of the rewards, under the options' reward definition), which is what the agent
+    learns from."""
 
     objective: float
     makespan: float
     energy: float
+    ret: float
 
 
 def run_fixed_pairs(
@@ -251,10 +303,12 @@ def run_fixed_pairs(
         env.reset(seed=seed)
         terminated = False
         info: dict = {}
+        ret = 0.0
         while not terminated:
-            _, _, terminated, _, info = env.step(action)
+            _, reward, terminated, _, info = env.step(action)
+            ret += float(reward)
         results[name] = PairResult(
-            float(info["objective"]), float(info["time"]), float(info["energy"])
+            float(info["objective"]), float(info["time"]), float(info["energy"]), ret
         )
     return results
 
@@ -322,6 +376,55 @@ def train(
         objectives=np.array([log.objective for log in logs]),
         seconds=time.process_time() - start,
     )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One stretch of a changing scenario: the options (objective, platform) and workload
+    the agent trains on for ``episodes`` episodes."""
+
+    options: Options
+    workload: Path
+    episodes: int
+
+
+def train_phases(phases: Sequence[Phase], mode: str, run_dir: Path) -> list[TrainingRun]:
+    """Train through ``phases`` one after the other (seed 003 3.3.1 and 3.3.2).
+
+    ``reset``: a new, untrained agent per phase (each phase's options carry its seed);
+    ``continue``: one agent throughout, its network, optimiser and running return
+    statistics handed from phase to phase through a checkpoint (``-im``/``-om``).
+    """
+    if mode not in ("reset", "continue"):
+        raise ValueError(f"mode must be 'reset' or 'continue', got {mode!r}")
+    runs = []
+    model: Path | None = None
+    for k, phase in enumerate(phases):
+        if mode == "reset":
+            runs.append(train(phase.options, phase.workload, run_dir, phase.episodes))
+            continue
+        out = run_dir / f"phase_{k}.pt"
+        runs.append(
+            train(
+                phase.options,
+                phase.workload,
+                run_dir,
+                phase.episodes,
+                in_model=model,
+                out_model=out,
+            )
+        )
+        model = out
+    return runs
+
+
+def phase_lengths(counts: Sequence[int], phases: int, parser) -> list[int]:
+    """``--phase-episodes``: one count for every phase, or one per phase."""
+    if len(counts) == 1:
+        return list(counts) * phases
+    if len(counts) != phases:
+        parser.error(f"--phase-episodes takes 1 or {phases} counts, got {len(counts)}")
+    return list(counts)
 
 
 @dataclass
@@ -442,7 +545,7 @@ def print_pairs(results: dict[str, PairResult], unit: str) -> None:
         mark = "  <- optimal" if name in best else ""
         print(
             f"    {name:24s} objective {r.objective:14.6g} {unit:4s} makespan "
-            f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J{mark}"
+            f"{r.makespan:6.3f} s  energy {r.energy:12.1f} J  return {r.ret:11.5g}{mark}"
         )
 
 

@@ -45,26 +45,21 @@ def run_seed(
     if isinstance(phase_episodes, int):
         phase_episodes = [phase_episodes] * len(PHASES)
     workload = common.HERE / "inputs" / f"{platform}.workload.json"
-    run_dir = common.temp_run_dir(f"objective-change-{mode}")
-    runs = []
-    model: Path | None = None
-    for k, objective in enumerate(PHASES):
-        if mode == "reset":
-            # A new agent per objective (its own initial weights: the options' seed).
-            options = common.scenario_options(
-                OPTIONS, platform, objective=objective, seed=1000 * k + seed
-            )
-            runs.append(common.train(options, workload, run_dir, phase_episodes[k]))
-        else:
-            options = common.scenario_options(OPTIONS, platform, objective=objective, seed=seed)
-            out = run_dir / f"phase_{k}.pt"
-            runs.append(
-                common.train(
-                    options, workload, run_dir, phase_episodes[k], in_model=model, out_model=out
-                )
-            )
-            model = out
-    return runs
+    phases = [
+        common.Phase(
+            # reset: a new agent per objective, its own initial weights (the options' seed)
+            common.scenario_options(
+                OPTIONS,
+                platform,
+                objective=objective,
+                seed=1000 * k + seed if mode == "reset" else seed,
+            ),
+            workload,
+            phase_episodes[k],
+        )
+        for k, objective in enumerate(PHASES)
+    ]
+    return common.train_phases(phases, mode, common.temp_run_dir(f"objective-change-{mode}"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,11 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "--mode", nargs="+", choices=("reset", "continue"), default=["reset", "continue"]
     )
     args = parser.parse_args(argv)
-    lengths = args.phase_episodes
-    if len(lengths) == 1:
-        lengths = lengths * len(PHASES)
-    elif len(lengths) != len(PHASES):
-        parser.error(f"--phase-episodes takes 1 or {len(PHASES)} counts, got {len(lengths)}")
+    lengths = common.phase_lengths(args.phase_episodes, len(PHASES), parser)
     workload = common.HERE / "inputs" / f"{args.platform}.workload.json"
     optimal = {}
     for objective in dict.fromkeys(PHASES):

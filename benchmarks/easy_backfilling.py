@@ -168,6 +168,11 @@ def bench(
                     f"    backfilled   {sched.nb_backfilled:,}; corrections "
                     f"{sched.nb_corrections:,}"
                 )
+                print(
+                    f"    passes       {sched.nb_passes:,}: backfilling walks of the queue "
+                    f"{sched.nb_full_walks:,}, of the new jobs only {sched.nb_fresh_walks:,}; "
+                    f"{sched.nb_examined:,} jobs tested against the reservation"
+                )
             if clock is not None:
                 own = clock.own - clock.placing
                 print(

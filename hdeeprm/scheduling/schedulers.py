@@ -185,11 +185,15 @@ class BackfillScheduler:
         #: time, and the free and spare cores left when its backfilling walk ended.
         self._last_head: SchedJob | None = None
         self._last_shadow = math.inf
+        self._last_now = math.nan
         self._last_free = 0
         self._last_extra = 0
         #: Whether refusals are exact per ``(cores, memory per task)``: no job asked for GPUs,
         #: which the refusal shortcut does not see (:meth:`_launch`).
         self._cores_and_memory_only = True
+        #: Whether every prediction made is at least 1 s (the predictors' floor), so a job
+        #: reserved "now" lets no queued job end by its reservation (:meth:`_only_fresh_can_start`).
+        self._predictions_from_1s = True
         #: Jobs started by backfilling (not at the head of the primary queue).
         self.nb_backfilled = 0
         #: Corrections applied to running jobs.
@@ -216,6 +220,7 @@ class BackfillScheduler:
         self._loosened = True
         self._last_head = None
         self._cores_and_memory_only = True
+        self._predictions_from_1s = True
         if not self._predictor_given:
             self.predictor = make_predictor(self.config)
         self.nb_backfilled = 0
@@ -237,6 +242,8 @@ class BackfillScheduler:
         job = SchedJob(record, record.req_time, user, actual)
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
+        if not job.pred >= 1.0:
+            self._predictions_from_1s = False
         self.queue[job.seq] = job
         self._fresh.append(job)
         if getattr(record, "gpus", 0):
@@ -382,7 +389,7 @@ class BackfillScheduler:
         shadow, extra = self.ends.shadow(head.res, avail, now)
         done.add(head.seq)  # not a backfilling candidate
         try:
-            if not primary_started and self._only_fresh_can_start(head, avail, shadow, extra):
+            if not primary_started and self._only_fresh_can_start(head, now, avail, shadow, extra):
                 self.nb_fresh_walks += 1
                 extra = self._backfill_fresh(now, free, start, done, shadow, extra)
             elif self.backfill in self._candidates:
@@ -393,7 +400,7 @@ class BackfillScheduler:
                 extra = self._backfill_scan(now, free, start, done, shadow, extra)
         finally:
             done.discard(head.seq)
-        self._last_head = head
+        self._last_head, self._last_now = head, now
         self._last_shadow, self._last_free, self._last_extra = shadow, free(), extra
 
     #: Whether a pass may walk only the jobs submitted since the last pass when nothing else
@@ -401,7 +408,9 @@ class BackfillScheduler:
     #: (tests compare both).
     fresh_walks = True
 
-    def _only_fresh_can_start(self, head: SchedJob, avail: int, shadow: float, extra: int) -> bool:
+    def _only_fresh_can_start(
+        self, head: SchedJob, now: float, avail: int, shadow: float, extra: int
+    ) -> bool:
         """Whether no job queued at the last pass can be backfilled now, so the walk may visit
         only the jobs submitted since (the primary walk started nothing and stopped at
         ``head``, with ``avail`` cores free, reserved at ``shadow`` with ``extra`` spare).
@@ -412,7 +421,9 @@ class BackfillScheduler:
         (or dominated by a refused request) -- no job ended since, so the platform only filled
         up; *would end after the reservation and needs more than the spare cores* -- the
         reservation is no later (and ``now`` is later) and no more cores are spare than when
-        that walk ended. Nothing loosened since (no job ended, no prediction was corrected, no
+        that walk ended -- or both reservations are "now" (the head has the cores but not the
+        memory: on RICC, most passes after a submission), where no job of at least 1 s ends by
+        the reservation. Nothing loosened since (no job ended, no prediction was corrected, no
         ordering switched), the same head and no threshold (jobs become urgent with time
         alone) are required too; the free, spare and shadow comparisons make the rest exact
         (e.g. ties of predicted ends at the shadow time can change the spare cores). GPU
@@ -426,8 +437,15 @@ class BackfillScheduler:
             and self.theta is None
             and self._cores_and_memory_only
             and avail <= self._last_free
-            and shadow <= self._last_shadow
             and extra <= self._last_extra
+            and (
+                shadow <= self._last_shadow
+                or (
+                    shadow == now
+                    and self._last_shadow == self._last_now
+                    and self._predictions_from_1s
+                )
+            )
         )
 
     def _backfill_fresh(

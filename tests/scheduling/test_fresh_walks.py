@@ -168,3 +168,27 @@ def test_fresh_walks_start_what_full_walks_start(spec: object) -> None:
     else:
         assert sched.nb_fresh_walks > 0
         assert sched.nb_examined < reference.nb_examined
+
+
+def test_a_head_reserved_now_for_memory_lets_only_new_jobs_be_walked() -> None:
+    # 12 cores, the resource manager refuses tasks of 500 MB. t=0: A (8 cores, 100 s) starts,
+    # 4 free. H (2 cores, 500 MB) has the cores but not the memory: the head, reserved "now"
+    # with 4 - 2 = 2 spare cores, so only jobs of at most 2 cores may start (none ends by
+    # "now"). O (3 cores, 10 s) waits. t=5: F (1 core, 10 s) arrives: the walk visits only F,
+    # which takes a spare core; O is not tried again.
+    sched = BackfillScheduler(parse_scheduler("easy"))
+    platform = Platform()
+    sched.submitted(record(0, 8, 100.0), 0.0)
+    sched.submitted(record(1, 2, 50.0, mem=500.0), 0.0)
+    sched.submitted(record(2, 3, 10.0), 0.0)
+    sched.schedule(0.0, platform.free, platform.start)
+    assert platform.attempts == ["j0", "j1"]  # O (3 > 2 spare cores) is not even tried
+    assert platform.free_cores == 4
+    platform.attempts.clear()
+    sched.submitted(record(3, 1, 10.0), 5.0)
+    examined = sched.nb_examined
+    sched.schedule(5.0, platform.free, platform.start)
+    assert platform.attempts == ["j1", "j3"]  # H tried again (head), then F only
+    assert sched.nb_examined == examined + 1
+    assert sched.nb_fresh_walks == 1
+    assert platform.free_cores == 3

@@ -8,8 +8,8 @@ engine) and output times, decision points and backfilled jobs; ``--baseline`` al
 blocking ``first-high_gflops`` pair on the same workload; ``--keep-out DIR`` keeps each run's
 ``out_jobs.csv`` as ``DIR/<trace>_<N or all>_<run>.csv`` (to compare results before and
 after a change, bit for bit); ``--profile-out FILE`` saves the cProfile statistics
-(``pstats`` format) of the last run for a closer look; ``--breakdown`` prints the CPU time
-spent in the scheduler's own code, apart from the placements it asks the
+(``pstats`` format) of the last run for a closer look; ``--breakdown`` prints the share of
+the simulation spent in the scheduler's own code, apart from the placements it asks the
 resource manager for (EASY's own share; the rest is shared with the blocking path).
 """
 
@@ -48,15 +48,19 @@ CASES = {
 
 
 class SchedulerClock:
-    """CPU time spent inside a scheduler's own code (``schedule``, ``submitted``,
-    ``completed``), with the placements it asks for (``start``: the resource manager, shared
-    with the blocking path) counted apart: EASY's own share of the simulation."""
+    """Time spent inside a scheduler's own code (``schedule``, ``submitted``, ``completed``),
+    with the placements it asks for (``start``: the resource manager, shared with the blocking
+    path) counted apart: EASY's own share of the simulation.
+
+    The intervals are a few microseconds each, millions of them: a CPU clock
+    (``process_time``, a system call) would cost more than what it measures, so they are
+    read on ``perf_counter``; preemption by other processes falls into them in proportion to
+    their length, so their *shares* of the simulation's wall time estimate the CPU shares."""
 
     def __init__(self, sched: BackfillScheduler) -> None:
         self.own = 0.0
         self.placing = 0.0
-        self.passes = 0
-        clock = time.process_time
+        clock = time.perf_counter
         schedule, submitted, completed = sched.schedule, sched.submitted, sched.completed
 
         def timed_schedule(now: float, free: Any, start: Any) -> None:
@@ -67,7 +71,6 @@ class SchedulerClock:
                 finally:
                     self.placing += clock() - tick
 
-            self.passes += 1
             tick = clock()
             schedule(now, free, timed_start)
             self.own += clock() - tick
@@ -174,10 +177,11 @@ def bench(
                     f"{sched.nb_examined:,} jobs tested against the reservation"
                 )
             if clock is not None:
-                own = clock.own - clock.placing
+                own = (clock.own - clock.placing) / sim
+                placing = clock.placing / sim
                 print(
-                    f"    scheduler CPU {own:6.2f} s own ({own / (c3 - c2):.0%} of the "
-                    f"simulation), placing {clock.placing:.2f} s; {clock.passes:,} passes"
+                    f"    scheduler    own code {own:.1%} of the simulation (about "
+                    f"{own * (c3 - c2):.1f} s CPU), placements it asked for {placing:.1%}"
                 )
             print(f"    mean wait    {sum(waits) / max(len(waits), 1):,.0f} s")
             if profiler:

@@ -28,7 +28,8 @@ orderings, only the queued jobs whose request could still start (:mod:`.candidat
 needing more cores than are free, dominated by a refused one, or too long for the reservation
 with too many cores are skipped whole); static orderings are kept sorted as jobs arrive (never
 re-sorted), dynamic ones (LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point and
-walked in full. Conservative backfilling costs O(queue x profile steps) per decision point, as
+walked in full. A pass after submissions alone, with the same head and reservation, walks only
+the new jobs (:meth:`BackfillScheduler._only_fresh_can_start`). Conservative backfilling costs O(queue x profile steps) per decision point, as
 it inherently must.
 """
 

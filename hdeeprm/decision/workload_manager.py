@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -51,7 +51,8 @@ LOG = logging.getLogger("hdeeprm.decision")
 class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
     :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
-    at decision points to start jobs through ``start(record) -> bool``."""
+    at decision points to start jobs through ``start(record) -> bool`` (cores chosen by the
+    core policy) or ``start(record, cores) -> bool`` (exactly those cores)."""
 
     def reset(self) -> None: ...
 
@@ -59,9 +60,7 @@ class SchedulingStrategy(Protocol):
 
     def completed(self, record: JobRecord, now: float) -> None: ...
 
-    def schedule(
-        self, now: float, free: Callable[[], int], start: Callable[[JobRecord], bool]
-    ) -> None: ...
+    def schedule(self, now: float, free: Callable[[], int], start: Callable[..., bool]) -> None: ...
 
 
 class DecidingAgent(Protocol):
@@ -306,8 +305,9 @@ class WorkloadManager:
         Whatever core policy places them, each task takes one free core of a node with
         ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
         free memory // mem)``: the same answer for every core policy. The sum is kept per task
-        size and updated from the nodes changed since it was last asked
-        (:class:`~hdeeprm.decision.fit.NodeFloorFit`), not recomputed over every node. GPUs may
+        size refused once and updated from the nodes changed since it was last asked
+        (:class:`~hdeeprm.decision.fit.NodeFloorFit`), not recomputed over every node; another
+        size is answered by a pass over the nodes that stops once ``res`` tasks are found. GPUs may
         be on any node (:mod:`hdeeprm.decision.gpus`), so they fit iff that many are free.
         """
         pool = self.pool
@@ -315,7 +315,7 @@ class WorkloadManager:
             return False
         if mem <= 0.0 or (mem <= self._mem_every_core and not self._big_running):
             return True
-        return self._floor_fit.tasks(mem) >= res
+        return self._floor_fit.fits(res, mem)
 
     def action_mask(self) -> np.ndarray:
         """Which actions may be chosen now (bool per action of the action space).
@@ -551,10 +551,10 @@ class WorkloadManager:
         """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
         pool, place, fits = self.pool, self._place, self.fits_now
 
-        def start(job: JobRecord) -> bool:
+        def start(job: JobRecord, cores: Sequence[int] | None = None) -> bool:
             if (job.mem > 0 or job.gpus) and not fits(job.res, job.mem, job.gpus):
                 return False  # cheap refusal: a failed allocation attempt costs far more
-            if not place(job, core_policy):
+            if not (place(job, core_policy) if cores is None else self._place_on(job, cores)):
                 return False
             started.append(job)
             return True
@@ -584,6 +584,34 @@ class WorkloadManager:
             )
         if alloc is None:
             return False
+        self._mark_running(job, alloc)
+        return True
+
+    def _place_on(self, job: JobRecord, cores: Sequence[int]) -> bool:
+        """Start a queued job on exactly ``cores`` (one per task), if they are free and their
+        nodes have the memory (a scheduler choosing the cores itself, e.g. contiguous ones)."""
+        pool = self.pool
+        if len(cores) != job.res or job.gpus > self.gpu_pool.free_count:
+            return False
+        per_node: dict[int, int] = {}
+        for core in cores:
+            if pool.core_job[core] is not None:
+                return False
+            node = pool.core_node[core]
+            per_node[node] = per_node.get(node, 0) + 1
+        if job.mem > 0:
+            for node, count in per_node.items():
+                if pool.node_free_mem[node] + MEM_TOL < count * job.mem:
+                    return False
+        for core in cores:
+            pool.take(core, job.id, job.mem, job.mem_bw)
+        pool.settle(cores, self.now)
+        if job.gpus:
+            job.gpu_alloc = tuple(self.locality.gpus_near(cores, job.gpus, job.id))
+        self._mark_running(job, cores)
+        return True
+
+    def _mark_running(self, job: JobRecord, alloc: Sequence[int]) -> None:
         self.job_scheduler.remove(job)
         job.state = RUNNING
         job.alloc = tuple(alloc)
@@ -591,7 +619,6 @@ class WorkloadManager:
         self.running[job.id] = job
         if job.mem > self._mem_every_core:
             self._big_running += 1
-        return True
 
     def _place_with_gpus(self, job: JobRecord, policy: str) -> list[int] | None:
         """Cores (returned) and GPUs (``job.gpu_alloc``) for a job that needs GPUs or asks

@@ -27,6 +27,10 @@ from hdeeprm.scheduling.corrections import CORRECTIONS
 from hdeeprm.scheduling.orderings import ORDERINGS
 
 VARIANTS: tuple[str, ...] = ("easy", "easy-sjbf", "conservative")
+#: Which cores a started job may take: ``any`` free cores (the literature's EASY, counting
+#: cores; the core policy places the job) or one ``contiguous`` range of core ids
+#: (pybatsim's ``easyBackfill``, :mod:`hdeeprm.scheduling.contiguous`).
+HOSTS: tuple[str, ...] = ("any", "contiguous")
 PREDICTORS: tuple[str, ...] = ("requested", "clairvoyant", "ave2", "regression")
 LOSS_BASES: tuple[str, ...] = ("squared", "linear")
 WEIGHTS: tuple[str, ...] = ("constant", "short_wide", "long_narrow", "small_area", "large_area")
@@ -61,18 +65,24 @@ class HeuristicTriple:
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     """Everything a backfilling scheduler needs. ``theta`` (seconds, ``None`` = off) moves jobs
-    that waited longer ahead of the primary queue, in FCFS order (EASY(P, theta))."""
+    that waited longer ahead of the primary queue, in FCFS order (EASY(P, theta)); ``hosts``
+    is :data:`HOSTS`'s choice."""
 
     triple: HeuristicTriple = HeuristicTriple()
     primary: str = "FCFS"
     backfill: str = "FCFS"
     theta: float | None = None
+    hosts: str = "any"
 
     @property
     def name(self) -> str:
         t = self.triple
         theta = "" if self.theta is None else f", theta={self.theta:g}"
-        return f"{t.variant}({self.primary}/{self.backfill}{theta}; {t.predictor}, {t.correction})"
+        hosts = "" if self.hosts == "any" else f", {self.hosts} hosts"
+        return (
+            f"{t.variant}({self.primary}/{self.backfill}{theta}; {t.predictor}, "
+            f"{t.correction}{hosts})"
+        )
 
 
 PRESETS: dict[str, SchedulerConfig] = {
@@ -95,6 +105,7 @@ SCHEDULER_KEYS = (
     "correction",
     "theta",
     "loss",
+    "hosts",
 )
 LOSS_KEYS = ("over", "under", "weight")
 
@@ -187,4 +198,14 @@ def parse_scheduler(raw: Any, where: str = "scheduler", path: str | None = None)
         theta = float(value)
     elif "theta" in raw:
         theta = None
-    return SchedulerConfig(triple, primary, backfill, theta)
+    hosts = base.hosts
+    if "hosts" in raw:
+        hosts = _choice(raw["hosts"], f"{where}.hosts", HOSTS, path)
+        if hosts == "contiguous" and triple.variant == "conservative":
+            raise _fail(
+                f"{where}.hosts",
+                "contiguous hosts are implemented for the EASY variants (easy, easy-sjbf) "
+                "only, not for conservative backfilling",
+                path,
+            )
+    return SchedulerConfig(triple, primary, backfill, theta, hosts)

@@ -29,8 +29,8 @@ needing more cores than are free, dominated by a refused one, or too long for th
 with too many cores are skipped whole); static orderings are kept sorted as jobs arrive (never
 re-sorted), dynamic ones (LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point and
 walked in full. A pass after submissions alone, with the same head and reservation, walks only
-the new jobs (:meth:`BackfillScheduler._only_fresh_can_start`). Conservative backfilling costs O(queue x profile steps) per decision point, as
-it inherently must.
+the new jobs (:meth:`BackfillScheduler._only_fresh_can_start`). Conservative backfilling costs
+O(queue x profile steps) per decision point, as it inherently must.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any
 
 from hdeeprm.scheduling.candidates import Bucket, CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
+from hdeeprm.scheduling.contiguous import ContiguousCores
 from hdeeprm.scheduling.corrections import correct
 from hdeeprm.scheduling.orderings import ORDERINGS, STATIC, sort_key
 from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
@@ -193,7 +194,8 @@ class BackfillScheduler:
         #: which the refusal shortcut does not see (:meth:`_launch`).
         self._cores_and_memory_only = True
         #: Whether every prediction made is at least 1 s (the predictors' floor), so a job
-        #: reserved "now" lets no queued job end by its reservation (:meth:`_only_fresh_can_start`).
+        #: reserved "now" lets no queued job end by its reservation
+        #: (:meth:`_only_fresh_can_start`).
         self._predictions_from_1s = True
         #: Jobs started by backfilling (not at the head of the primary queue).
         self.nb_backfilled = 0
@@ -207,6 +209,11 @@ class BackfillScheduler:
         self.nb_full_walks = 0
         self.nb_fresh_walks = 0
         self.nb_examined = 0
+        #: Free core ranges and running jobs' ranges (``hosts: "contiguous"``), built at the
+        #: first pass, when every core is free.
+        self._contiguous: ContiguousCores | None = None
+        #: ``(time, is a completion, seq)`` since the last pass (``hosts: "contiguous"``).
+        self._events: list[tuple[float, bool, int]] = []
 
     # --- lifecycle ----------------------------------------------------------------------
     def reset(self) -> None:
@@ -227,6 +234,8 @@ class BackfillScheduler:
         self.nb_backfilled = 0
         self.nb_corrections = 0
         self.nb_passes = self.nb_full_walks = self.nb_fresh_walks = self.nb_examined = 0
+        self._contiguous = None
+        self._events.clear()
 
     def submitted(self, record: Any, now: float) -> None:
         """A job entered the queue."""
@@ -252,6 +261,8 @@ class BackfillScheduler:
         self._candidates.add(job)
         for name, lst in self._sorted.items():
             insort(lst, (STATIC[name](job), job.seq))
+        if self.config.hosts == "contiguous":
+            self._events.append((now, False, job.seq))
 
     def completed(self, record: Any, now: float) -> None:
         """A running job ended (its cores are already free)."""
@@ -260,6 +271,8 @@ class BackfillScheduler:
         if job is None:
             return
         self.ends.remove(job.seq, job.predicted_end)
+        if self._contiguous is not None:
+            self._events.append((now, True, job.seq))  # its range is freed in its turn
         self.predictor.observe(job, now - job.start, now)
 
     # --- queue orders -------------------------------------------------------------------
@@ -312,23 +325,34 @@ class BackfillScheduler:
                 job.corrections += 1
                 self.nb_corrections += 1
             job.run_pred = pred
+            if self._contiguous is not None:
+                self._contiguous.moved(seq, job.start + pred)
             if job.start + pred <= now:
                 ends.mark_overdue(seq)  # at the requested time: may end at any instant
             else:
                 ends.add(seq, job.start + pred, job.res)
 
     def _launch(
-        self, job: SchedJob, now: float, start: Callable[[Any], bool], done: set[int]
+        self,
+        job: SchedJob,
+        now: float,
+        start: Callable[..., bool],
+        done: set[int],
+        cores: range | None = None,
     ) -> bool:
         # Within one pass the platform only fills up, and the tasks a job can place are
         # monotone in its cores and memory per task: a job needing at least the cores and the
         # memory of one already refused is refused too, without a costly allocation attempt.
+        # (Not for given cores: another range may hold the memory one refused did not.)
         res, mem = job.res, job.mem
-        for r, m in self._refused:
-            if res >= r and mem >= m:
+        if cores is None:
+            for r, m in self._refused:
+                if res >= r and mem >= m:
+                    return False
+            if not start(job.record):
+                self._refused.append((res, mem))
                 return False
-        if not start(job.record):
-            self._refused.append((res, mem))
+        elif not start(job.record, cores):
             return False
         done.add(job.seq)
         job.start = now
@@ -339,6 +363,10 @@ class BackfillScheduler:
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
+        if self.config.hosts == "contiguous":
+            self._fresh.clear()  # one pass per event there: no walk of the new jobs alone
+            self._schedule_per_event(now, free, start)
+            return
         if not self.queue:
             self._fresh.clear()
             self._last_head = None
@@ -476,6 +504,84 @@ class BackfillScheduler:
                 if not ends_in_time:
                     extra -= job.res
         return extra
+
+    def _schedule_per_event(
+        self, now: float, free: Callable[[], int], start: Callable[..., bool]
+    ) -> None:
+        """``hosts: "contiguous"``: one EASY pass after each submission and completion, in
+        the order the simulator reported them, as pybatsim decides (its ``easyBackfill``
+        schedules on every event). Events of earlier instants (completions while nothing was
+        queued, where such a pass starts nothing) are only applied."""
+        if self._contiguous is None:
+            if self.running:
+                raise RuntimeError("contiguous hosts: jobs started outside the scheduler")
+            self._contiguous = ContiguousCores(free())
+        contiguous = self._contiguous
+        events = self._events
+        self._events = []
+        self._correct(now)
+        self._refused = []
+        #: Jobs submitted in this batch stay invisible until their turn; started ones join.
+        done = {seq for _, ended, seq in events if not ended}
+        started: set[int] = set()
+        try:
+            for t, ended, seq in events:
+                if ended:
+                    contiguous.ended(seq)
+                else:
+                    done.discard(seq)
+                if t < now:
+                    continue
+                before = len(done)
+                self._easy_contiguous(now, free, start, done)
+                if len(done) > before:
+                    started.update(s for s in done if s in self.running)
+        finally:
+            self._forget(started)
+
+    def _easy_contiguous(
+        self, now: float, free: Callable[[], int], start: Callable[..., bool], done: set[int]
+    ) -> None:
+        """EASY on contiguous core ranges (pybatsim's ``easyBackfill``; :mod:`.contiguous`)."""
+        contiguous = self._contiguous
+        assert contiguous is not None
+        ranges = contiguous.ranges
+        head = None
+        for job in self._primary_order(now, done):
+            span = ranges.first_fit(job.res)
+            if span is not None and self._launch_span(job, now, start, done, span, contiguous):
+                continue
+            head = job
+            break
+        if head is None or len(self.queue) - len(done) < 2:
+            return  # nothing else waits: no reservation (the ranges' fill ends stay as they are)
+        first, last, shadow = contiguous.reservation(head.res)
+        marks = ranges.limit(first, last, max(shadow, now) - now)
+        done.add(head.seq)  # not a backfilling candidate
+        try:
+            for job in self._order(self.backfill, now, done):
+                span = ranges.first_fit(job.res, job.run_pred)
+                if span is not None and self._launch_span(job, now, start, done, span, contiguous):
+                    self.nb_backfilled += 1
+        finally:
+            done.discard(head.seq)
+            ranges.unlimit(marks)
+
+    def _launch_span(
+        self,
+        job: SchedJob,
+        now: float,
+        start: Callable[..., bool],
+        done: set[int],
+        span: Any,
+        contiguous: ContiguousCores,
+    ) -> bool:
+        lo, hi = span.carve(job.res)
+        if not self._launch(job, now, start, done, range(lo, hi + 1)):
+            return False
+        contiguous.ranges.take(span, job.res)
+        contiguous.started(job.seq, lo, hi, job.predicted_end)
+        return True
 
     def _backfill_indexed(
         self,

@@ -4,11 +4,17 @@
 Usage::
 
     python thesis_experiments/easy/reproduce.py [--triples] [--losses] [--trace FILE]
+    python thesis_experiments/easy/reproduce.py --tune [--tune-jobs 10000]
 
 Prints one line per heuristic: AVEbsld (tau = 10 s, every converted job), max bsld, mean and
 max wait, and the thesis's value where it has one. ``--triples`` adds every (correction,
 variant) with the E-Loss regression and AVE2; ``--losses`` runs all 20 loss/weight
 combinations x 3 corrections x 2 variants (120 runs, about 20 minutes on 2 cores).
+
+``--tune`` searches the E-Loss regression's learning rate ``eta`` and L2 strength of the best
+triple (E-Loss, incremental, EASY-SJBF) on the first ``--tune-jobs`` jobs of the trace only
+(the *tuning part*), then runs the chosen pair and the default one on the whole trace and
+prints AVEbsld over every job and over the jobs after the tuning part (held out).
 
 Setting: ``platform_examples/kth_sp2.json`` (100 identical cores, so the placement does not
 change run times), the cleaned trace converted by hdeeprm (every job with a positive run time;
@@ -32,7 +38,8 @@ from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
-from hdeeprm.scheduling.config import LOSS_BASES, WEIGHTS
+from hdeeprm.scheduling.config import E_LOSS, LOSS_BASES, WEIGHTS
+from hdeeprm.scheduling.regression import OnlineRegression
 from hdeeprm.simulation import Engine, load_platform_xml, run
 from hdeeprm.workload.convert import convert_swf
 
@@ -84,15 +91,92 @@ def losses() -> dict[str, tuple[object, float | None]]:
     return out
 
 
+#: The search grid of ``--tune``: NAG learning rates (s) x L2 strengths; the defaults of
+#: :class:`OnlineRegression` are eta = 50, l2 = 1e-6.
+TUNE_ETAS = (5.0, 15.0, 50.0, 150.0, 500.0)
+TUNE_L2S = (1e-6, 1e-4, 1e-2)
+BEST_TRIPLE = {"variant": "easy-sjbf", "predictor": "regression", "correction": "incremental"}
+
+
+def inputs(trace: Path, nb_jobs: int | None = None) -> tuple[object, object, object]:
+    """(platform, simulator platform, workload) of the literature's setting."""
+    platform = load_platform(PLATFORM)
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "platform.xml"
+        write_platform_xml(platform, xml)
+        sim_platform = load_platform_xml(xml)
+    workload = convert_swf(
+        trace,
+        reference_speed=platform.reference_speed,
+        max_cores=len(platform.cores),
+        seed=1,
+        nb_jobs=nb_jobs,
+        mem_bw_range=(0.001, 0.001),
+    ).workload
+    return platform, sim_platform, workload
+
+
+def simulate_once(
+    platform: object, sim_platform: object, workload: object, spec: object, predictor=None
+) -> list:
+    """One run; the finished engine jobs."""
+    actions = ActionSpace()
+    sched = BackfillScheduler(parse_scheduler(spec), predictor)
+    manager = WorkloadManager(
+        platform, actions, ClassicAgent(actions, "first-high_gflops"), seed=1, scheduler=sched
+    )
+    engine = Engine(sim_platform, workload)
+    run(engine, manager)
+    return engine.finished_jobs
+
+
+def avebsld(jobs: list, keep=lambda job: True) -> float:
+    kept = [j for j in jobs if keep(j)]
+    return job_metrics(
+        [j.spec.subtime for j in kept], [j.start_time for j in kept], [j.finish_time for j in kept]
+    ).mean_bounded_slowdown
+
+
+def tune(trace: Path, tune_jobs: int) -> int:
+    """The ``--tune`` search (see the module docstring)."""
+    platform, sim_platform, part = inputs(trace, tune_jobs)
+    print(f"tuning part: the first {len(part.jobs)} jobs; best triple {BEST_TRIPLE}")
+    print(f"{'eta':>8s} {'l2':>8s} {'AVEbsld (tuning part)':>22s}")
+    results: dict[tuple[float, float], float] = {}
+    for eta in TUNE_ETAS:
+        for l2 in TUNE_L2S:
+            jobs = simulate_once(
+                platform, sim_platform, part, BEST_TRIPLE, OnlineRegression(E_LOSS, eta, l2)
+            )
+            results[(eta, l2)] = avebsld(jobs)
+            print(f"{eta:8g} {l2:8g} {results[(eta, l2)]:22.2f}", flush=True)
+    chosen = min(results, key=lambda k: (results[k], k))
+    print(f"chosen on the tuning part: eta = {chosen[0]:g}, l2 = {chosen[1]:g}")
+    platform, sim_platform, whole = inputs(trace)
+    held = {spec.id for spec in whole.jobs[len(part.jobs) :]}
+    print(f"{'eta':>8s} {'l2':>8s} {'AVEbsld (whole)':>16s} {'held-out jobs':>14s}")
+    for eta, l2 in dict.fromkeys([chosen, (50.0, 1e-6)]):
+        jobs = simulate_once(
+            platform, sim_platform, whole, BEST_TRIPLE, OnlineRegression(E_LOSS, eta, l2)
+        )
+        out = avebsld(jobs), avebsld(jobs, lambda j: j.spec.id in held)
+        print(f"{eta:8g} {l2:8g} {out[0]:16.2f} {out[1]:14.2f}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, default=TRACE)
     parser.add_argument("--triples", action="store_true")
     parser.add_argument("--losses", action="store_true")
+    parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--tune-jobs", type=int, default=10000)
     args = parser.parse_args(argv)
     if not args.trace.is_file():
         print(f"trace not found: {args.trace}", file=sys.stderr)
         return 1
+    if args.tune:
+        return tune(args.trace, args.tune_jobs)
     platform = load_platform(PLATFORM)
     configs = dict(HEADLINE)
     if args.triples:

@@ -17,13 +17,16 @@ order) and, before taking a bucket's next job, asks the caller whether the bucke
 hold a startable job; a bucket that cannot is dropped for the rest of the walk with all its
 jobs. The walk's state only tightens (fewer free cores, fewer spare cores, more refusals), so a
 dropped bucket would have yielded nothing: the walk starts exactly the jobs a visit of every
-queued job would, in the same order.
+queued job would, in the same order. The requests are also kept sorted by cores, so a walk
+starts from only those needing at most the free cores (on a loaded platform, few), without
+looking at the others.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
+import math
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -57,12 +60,15 @@ class CandidateIndex:
     def __init__(self, orderings: Iterable[str]) -> None:
         self.orderings = tuple(dict.fromkeys(orderings))
         self.buckets: dict[tuple[int, float], Bucket] = {}
+        #: The requests ``(cores, memory per task)`` of :attr:`buckets`, ascending.
+        self._slots: list[tuple[int, float]] = []
         #: Buckets entered and dropped by walks (work counters, for tests and benchmarks).
         self.nb_visited = 0
         self.nb_dropped = 0
 
     def clear(self) -> None:
         self.buckets.clear()
+        self._slots.clear()
 
     def __contains__(self, name: str) -> bool:
         return name in self.orderings
@@ -73,6 +79,7 @@ class CandidateIndex:
         bucket = self.buckets.get(slot)
         if bucket is None:
             bucket = self.buckets[slot] = Bucket(job.res, job.mem, self.orderings)
+            insort(self._slots, slot)
         for name in self.orderings:
             insort(bucket.keys[name], (_key(name, job), job.seq))
         insort(bucket.preds, job.run_pred)
@@ -88,6 +95,8 @@ class CandidateIndex:
         del preds[bisect_left(preds, job.run_pred)]
         if not preds:
             del self.buckets[slot]
+            slots = self._slots
+            del slots[bisect_left(slots, slot)]
 
     def walk(
         self, name: str, most: int, keep: Callable[[Bucket], bool], skip: set[int]
@@ -98,11 +107,12 @@ class CandidateIndex:
         ``keep`` is asked again before each job of a bucket; once it answers ``False`` the
         bucket is dropped for the rest of the walk. The buckets must not change during a walk.
         """
+        buckets, slots = self.buckets, self._slots
         heap = []
-        for bucket in self.buckets.values():
-            if bucket.res <= most:
-                key, seq = bucket.keys[name][0]
-                heap.append((key, seq, 0, bucket))
+        for i in range(bisect_right(slots, (most, math.inf))):
+            bucket = buckets[slots[i]]
+            key, seq = bucket.keys[name][0]
+            heap.append((key, seq, 0, bucket))
         heapq.heapify(heap)
         self.nb_visited += len(heap)
         pop, replace = heapq.heappop, heapq.heapreplace

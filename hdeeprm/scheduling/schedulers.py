@@ -28,8 +28,9 @@ orderings, only the queued jobs whose request could still start (:mod:`.candidat
 needing more cores than are free, dominated by a refused one, or too long for the reservation
 with too many cores are skipped whole); static orderings are kept sorted as jobs arrive (never
 re-sorted), dynamic ones (LEXP, SEXP, WFP3, UNICEP) are sorted once per decision point and
-walked in full. Conservative backfilling costs O(queue x profile steps) per decision point, as
-it inherently must.
+walked in full. A pass after submissions alone, with the same head and reservation, walks only
+the new jobs (:meth:`BackfillScheduler._only_fresh_can_start`). Conservative backfilling costs
+O(queue x profile steps) per decision point, as it inherently must.
 """
 
 from __future__ import annotations
@@ -177,10 +178,37 @@ class BackfillScheduler:
         self._candidates = CandidateIndex(["FCFS", *self._sorted])
         self._warned_actual = False
         self._refused: list[tuple[int, float]] = []
+        #: Jobs submitted since the last pass, in submission order.
+        self._fresh: list[SchedJob] = []
+        #: Whether something since the last pass may let an older queued job start (a
+        #: completion, a correction, an ordering switch): see :meth:`_backfill_fresh`.
+        self._loosened = True
+        #: The last EASY pass's head (reserved job; ``None`` if it had none), its shadow
+        #: time, and the free and spare cores left when its backfilling walk ended.
+        self._last_head: SchedJob | None = None
+        self._last_shadow = math.inf
+        self._last_now = math.nan
+        self._last_free = 0
+        self._last_extra = 0
+        #: Whether refusals are exact per ``(cores, memory per task)``: no job asked for GPUs,
+        #: which the refusal shortcut does not see (:meth:`_launch`).
+        self._cores_and_memory_only = True
+        #: Whether every prediction made is at least 1 s (the predictors' floor), so a job
+        #: reserved "now" lets no queued job end by its reservation
+        #: (:meth:`_only_fresh_can_start`).
+        self._predictions_from_1s = True
         #: Jobs started by backfilling (not at the head of the primary queue).
         self.nb_backfilled = 0
         #: Corrections applied to running jobs.
         self.nb_corrections = 0
+        #: Work counters (tests and benchmarks): decision points, backfilling walks over the
+        #: whole queue (candidate index or scan), walks over the jobs submitted since the last
+        #: pass only, and queued jobs the backfilling walks tested against the reservation
+        #: (those needing no more cores than free).
+        self.nb_passes = 0
+        self.nb_full_walks = 0
+        self.nb_fresh_walks = 0
+        self.nb_examined = 0
         #: Free core ranges and running jobs' ranges (``hosts: "contiguous"``), built at the
         #: first pass, when every core is free.
         self._contiguous: ContiguousCores | None = None
@@ -196,10 +224,16 @@ class BackfillScheduler:
         for lst in self._sorted.values():
             lst.clear()
         self._candidates.clear()
+        self._fresh.clear()
+        self._loosened = True
+        self._last_head = None
+        self._cores_and_memory_only = True
+        self._predictions_from_1s = True
         if not self._predictor_given:
             self.predictor = make_predictor(self.config)
         self.nb_backfilled = 0
         self.nb_corrections = 0
+        self.nb_passes = self.nb_full_walks = self.nb_fresh_walks = self.nb_examined = 0
         self._contiguous = None
         self._events.clear()
 
@@ -218,7 +252,12 @@ class BackfillScheduler:
         job = SchedJob(record, record.req_time, user, actual)
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
+        if not job.pred >= 1.0:
+            self._predictions_from_1s = False
         self.queue[job.seq] = job
+        self._fresh.append(job)
+        if getattr(record, "gpus", 0):
+            self._cores_and_memory_only = False
         self._candidates.add(job)
         for name, lst in self._sorted.items():
             insort(lst, (STATIC[name](job), job.seq))
@@ -227,6 +266,7 @@ class BackfillScheduler:
 
     def completed(self, record: Any, now: float) -> None:
         """A running job ended (its cores are already free)."""
+        self._loosened = True
         job = self.running.pop(record.seq, None)
         if job is None:
             return
@@ -274,7 +314,10 @@ class BackfillScheduler:
     # --- decisions ----------------------------------------------------------------------
     def _correct(self, now: float) -> None:
         ends, name = self.ends, self.correction
-        for seq in ends.expired(now):
+        expired = ends.expired(now)
+        if expired:
+            self._loosened = True  # a reservation may move earlier (an overdue job)
+        for seq in expired:
             job = self.running[seq]
             pred = job.run_pred
             while job.start + pred <= now and pred < job.req:
@@ -321,21 +364,31 @@ class BackfillScheduler:
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
         if self.config.hosts == "contiguous":
+            self._fresh.clear()  # one pass per event there: no walk of the new jobs alone
             self._schedule_per_event(now, free, start)
             return
         if not self.queue:
+            self._fresh.clear()
+            self._last_head = None
             return
+        self.nb_passes += 1
         self._correct(now)
         done: set[int] = set()
         #: ``(cores, memory per task)`` of the jobs refused by the resource manager this pass.
         self._refused: list[tuple[int, float]] = []
+        completed = False
         try:
             if self.variant == "conservative":
                 self._conservative(now, free, start, done)
+                self._last_head = None
             else:
                 self._easy(now, free, start, done)
+            completed = True
         finally:
             self._forget(done)
+            self._fresh.clear()
+            # An interrupted pass leaves no state to build on: the next pass is a full one.
+            self._loosened = not completed
 
     def _forget(self, done: set[int]) -> None:
         queue = self.queue
@@ -351,22 +404,106 @@ class BackfillScheduler:
         self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
     ) -> None:
         head = None
+        primary_started = False
         for job in self._primary_order(now, done):
             if job.res <= free() and self._launch(job, now, start, done):
+                primary_started = True
                 continue
             head = job
             break
         if head is None:
+            self._last_head = None
             return
-        shadow, extra = self.ends.shadow(head.res, free(), now)
+        avail = free()
+        shadow, extra = self.ends.shadow(head.res, avail, now)
         done.add(head.seq)  # not a backfilling candidate
         try:
-            if self.backfill in self._candidates:
-                self._backfill_indexed(now, free, start, done, shadow, extra)
+            if not primary_started and self._only_fresh_can_start(head, now, avail, shadow, extra):
+                self.nb_fresh_walks += 1
+                extra = self._backfill_fresh(now, free, start, done, shadow, extra)
+            elif self.backfill in self._candidates:
+                self.nb_full_walks += 1
+                extra = self._backfill_indexed(now, free, start, done, shadow, extra)
             else:
-                self._backfill_scan(now, free, start, done, shadow, extra)
+                self.nb_full_walks += 1
+                extra = self._backfill_scan(now, free, start, done, shadow, extra)
         finally:
             done.discard(head.seq)
+        self._last_head, self._last_now = head, now
+        self._last_shadow, self._last_free, self._last_extra = shadow, free(), extra
+
+    #: Whether a pass may walk only the jobs submitted since the last pass when nothing else
+    #: changed (:meth:`_only_fresh_can_start`); ``False`` walks the whole queue at every pass
+    #: (tests compare both).
+    fresh_walks = True
+
+    def _only_fresh_can_start(
+        self, head: SchedJob, now: float, avail: int, shadow: float, extra: int
+    ) -> bool:
+        """Whether no job queued at the last pass can be backfilled now, so the walk may visit
+        only the jobs submitted since (the primary walk started nothing and stopped at
+        ``head``, with ``avail`` cores free, reserved at ``shadow`` with ``extra`` spare).
+
+        Every older queued job was turned down by the last pass's walk (or its primary walk
+        started it) for one of three reasons, each still true now when: *more cores than free*
+        -- no more are free now than when that walk ended; *refused by the resource manager*
+        (or dominated by a refused request) -- no job ended since, so the platform only filled
+        up; *would end after the reservation and needs more than the spare cores* -- the
+        reservation is no later (and ``now`` is later) and no more cores are spare than when
+        that walk ended -- or both reservations are "now" (the head has the cores but not the
+        memory: on RICC, most passes after a submission), where no job of at least 1 s ends by
+        the reservation. Nothing loosened since (no job ended, no prediction was corrected, no
+        ordering switched), the same head and no threshold (jobs become urgent with time
+        alone) are required too; the free, spare and shadow comparisons make the rest exact
+        (e.g. ties of predicted ends at the shadow time can change the spare cores). GPU
+        requests turn this off: the refusal shortcut of :meth:`_launch` does not see GPUs, so
+        a full walk may refuse a new job a walk of the new jobs alone would try.
+        """
+        return (
+            self.fresh_walks
+            and not self._loosened
+            and head is self._last_head
+            and self.theta is None
+            and self._cores_and_memory_only
+            and avail <= self._last_free
+            and extra <= self._last_extra
+            and (
+                shadow <= self._last_shadow
+                or (
+                    shadow == now
+                    and self._last_shadow == self._last_now
+                    and self._predictions_from_1s
+                )
+            )
+        )
+
+    def _backfill_fresh(
+        self,
+        now: float,
+        free: Callable[[], int],
+        start: Callable[[Any], bool],
+        done: set[int],
+        shadow: float,
+        extra: int,
+    ) -> int:
+        """The backfilling walk over the jobs submitted since the last pass only, in the
+        backfilling ordering (the same relative order as in the whole queue); returns the
+        cores still spare at the shadow time."""
+        fresh = [job for job in self._fresh if job.seq not in done]
+        if len(fresh) > 1 and self.backfill != "FCFS":
+            fresh.sort(key=sort_key(self.backfill, now))
+        for job in fresh:
+            if job.res > free():
+                continue
+            self.nb_examined += 1
+            ends_in_time = now + job.run_pred <= shadow
+            if not ends_in_time and job.res > extra:
+                continue
+            if self._launch(job, now, start, done):
+                self.nb_backfilled += 1
+                if not ends_in_time:
+                    extra -= job.res
+        return extra
 
     def _schedule_per_event(
         self, now: float, free: Callable[[], int], start: Callable[..., bool]
@@ -454,9 +591,10 @@ class BackfillScheduler:
         done: set[int],
         shadow: float,
         extra: int,
-    ) -> None:
+    ) -> int:
         """The backfilling walk over the candidate index: the same jobs started in the same
-        order as :meth:`_backfill_scan`, without visiting requests that cannot start."""
+        order as :meth:`_backfill_scan`, without visiting requests that cannot start; returns
+        the cores still spare at the shadow time."""
         refused = self._refused
 
         def keep(bucket: Bucket) -> bool:
@@ -473,7 +611,9 @@ class BackfillScheduler:
             return res <= extra or now + bucket.preds[0] <= shadow
 
         queue = self.queue
+        examined = 0
         for seq in self._candidates.walk(self.backfill, free(), keep, done):
+            examined += 1
             job = queue[seq]
             ends_in_time = now + job.run_pred <= shadow
             if not ends_in_time and job.res > extra:
@@ -482,6 +622,8 @@ class BackfillScheduler:
                 self.nb_backfilled += 1
                 if not ends_in_time:
                     extra -= job.res
+        self.nb_examined += examined
+        return extra
 
     def _backfill_scan(
         self,
@@ -491,8 +633,9 @@ class BackfillScheduler:
         done: set[int],
         shadow: float,
         extra: int,
-    ) -> None:
-        """The backfilling walk over every queued job (dynamic orderings, sorted per pass)."""
+    ) -> int:
+        """The backfilling walk over every queued job (dynamic orderings, sorted per pass);
+        returns the cores still spare at the shadow time."""
         smallest = min(bucket.res for bucket in self._candidates.buckets.values())
         for job in self._order(self.backfill, now, done):
             avail = free()
@@ -500,6 +643,7 @@ class BackfillScheduler:
                 break
             if job.res > avail:
                 continue
+            self.nb_examined += 1
             ends_in_time = now + job.run_pred <= shadow
             if not ends_in_time and job.res > extra:
                 continue
@@ -507,6 +651,7 @@ class BackfillScheduler:
                 self.nb_backfilled += 1
                 if not ends_in_time:
                     extra -= job.res
+        return extra
 
     def _conservative(
         self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
@@ -537,6 +682,8 @@ class BackfillScheduler:
                 raise ValueError(
                     f"ordering {name!r} was not named in BackfillScheduler(orderings=...)"
                 )
+        if primary != self.primary or (backfill is not None and backfill != self.backfill):
+            self._loosened = True  # another order may start jobs the last one did not
         self.primary = primary
         if backfill is not None:
             self.backfill = backfill

@@ -350,7 +350,10 @@ class BackfillScheduler:
                 if res >= r and mem >= m:
                     return False
             if not start(job.record):
-                self._refused.append((res, mem))
+                # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
+                # refused for want of GPUs says nothing of a job that needs none.
+                if not getattr(job.record, "gpus", 0):
+                    self._refused.append((res, mem))
                 return False
         elif not start(job.record, cores):
             return False

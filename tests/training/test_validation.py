@@ -20,7 +20,14 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
-from hdeeprm.training.validation import VALIDATION_COLUMNS, Validator
+from hdeeprm.training.validation import (
+    STATISTICS,
+    VALIDATION_COLUMNS,
+    ValidationResult,
+    Validator,
+    count_wins,
+    selection_key,
+)
 
 
 class TwoWindows:
@@ -177,3 +184,105 @@ def test_launch_validates_on_val_windows_and_names_missing_val_jobs(tmp_path: Pa
     assert "pybatsim.env.episodes.val_jobs" in result.output and "Traceback" not in result.output
     raw = json.loads(options.read_text())
     assert raw["pybatsim"]["env"]["episodes"] == episodes  # the user's file is untouched
+
+
+class TableWindows:
+    """One-decision episodes on three fixed windows; ``TABLE[a][k]`` is the objective (a
+    cost) of action ``a`` on window ``k``."""
+
+    objective = "avg_job_slowdown"
+    nb_eval_windows = 3
+    action_names = ["a0", "a1", "a2", "a3"]
+    TABLE = (
+        (1.0, 1.0, 10.0),  # mean 4, median 1, wins against a1: 2
+        (2.0, 2.0, 2.0),  # the reference: mean 2, median 2
+        (0.5, 3.0, 3.0),  # mean 13/6, median 3, 1 win
+        (1.5, 1.5, 2.0),  # mean 5/3, median 1.5, 2 wins (a tie with a0, better mean)
+    )
+
+    def reset(self, *, seed=None, options=None):
+        self.k = options["window"]
+        job = SimpleNamespace(subtime=0.0, start_time=0.0, finish_time=1.0)
+        self.engine = SimpleNamespace(finished_jobs=[job])
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        info = {"objective": self.TABLE[action][self.k]}
+        return np.zeros(1, np.float32), 0.0, True, False, info
+
+
+@pytest.mark.parametrize(
+    ("statistic", "marks", "best_action"),
+    [
+        ("mean", [True, False, False, True], 3),  # 2; 4, 13/6 not below 2; 5/3
+        ("median", [True, True, False, False], 0),  # 2; 1; 3; 1.5 not below 1
+        ("wins", [True, True, False, True], 3),  # 0; 2; 1; 2 wins with mean 5/3 < 4
+    ],
+)
+def test_validation_statistics_by_hand(statistic, marks, best_action, tmp_path) -> None:
+    validator = Validator(TableWindows(), tmp_path, statistic=statistic, reference="a1")
+    assert validator.reference == (2.0, 2.0, 2.0)  # the pair played once on the 3 windows
+    trainer = Scripted()
+    for update, action in enumerate((1, 0, 2, 3), start=1):
+        trainer.action, trainer.updates, trainer.global_step = action, update, update
+        validator.validate(trainer)
+    assert [r.best for r in validator.history] == marks
+    assert [r.wins for r in validator.history] == [0, 2, 1, 2]
+    assert [r.median for r in validator.history] == [2.0, 1.0, 3.0, 1.5]
+    best = torch.load(tmp_path / "best_model.pt", weights_only=True)
+    assert int(best["action"]) == best_action
+    rows = list(csv.DictReader((tmp_path / "validation_log.csv").open()))
+    assert [r["wins"] for r in rows] == ["0", "2", "1", "2"]
+
+
+def test_selection_key_orders_seeds_and_needs_a_reference() -> None:
+    def result(objective, median, wins):
+        return ValidationResult(1, 1, objective, median, 0.0, 0.0, (), True, wins)
+
+    a, b, c = result(4.0, 1.0, 2), result(2.0, 2.0, 0), result(5 / 3, 1.5, 2)
+    pick = {
+        s: min((a, b, c), key=lambda r: selection_key(r, s, "avg_job_slowdown")) for s in STATISTICS
+    }
+    assert pick == {"mean": c, "median": a, "wins": c}
+    # utilisation is maximised: the higher mean wins
+    assert (
+        max(a.objective, c.objective)
+        == min((a, c), key=lambda r: selection_key(r, "mean", "avg_utilization")).objective
+    )
+    with pytest.raises(ValueError, match="needs a reference"):
+        selection_key(result(1.0, 1.0, None), "wins", "avg_job_slowdown")
+    assert count_wins((1.0, 3.0), (2.0, 3.0), "avg_job_slowdown") == 1  # a tie is no win
+    assert count_wins((1.0, 3.0), (2.0, 2.0), "avg_utilization") == 1
+
+
+def test_validation_statistic_options_are_checked(thesis_inputs) -> None:
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    with pytest.raises(InputError, match="params.val_statistic"):
+        PPOConfig.from_params({"val_statistic": "mode"})
+    with pytest.raises(InputError, match="params.val_reference"):
+        PPOConfig.from_params({"val_statistic": "wins"})
+    with pytest.raises(ValueError, match="needs a reference"):
+        Validator(TableWindows(), statistic="wins")
+    with pytest.raises(ValueError, match="4 reference values for 3"):
+        Validator(TableWindows(), statistic="wins", reference=(1.0, 2.0, 3.0, 4.0))
+    config = thesis_config(eval_every=1, val_statistic="wins", val_reference="no-such_pair")
+    with pytest.raises(InputError, match="params.val_reference"):
+        PPOTrainer(
+            config,
+            inputs_factories(thesis_inputs, 2),
+            val_env=HeterogeneousClusterEnv(inputs=thesis_inputs),
+        )
+    # through the trainer: the thesis scenario's pairs give 5.25, 6.36 or 7 s (one window)
+    config = thesis_config(eval_every=2, val_statistic="wins", val_reference="shortest-low_power")
+    trainer = PPOTrainer(
+        config,
+        inputs_factories(thesis_inputs, 2),
+        val_env=HeterogeneousClusterEnv(inputs=thesis_inputs),
+    )
+    trainer.learn(32 * 6)
+    trainer.close()
+    reference = trainer.validator.reference
+    assert len(reference) == 1 and round(reference[0], 2) in {5.25, 6.36, 7.0}
+    for r in trainer.validator.history:
+        assert r.wins == int(r.objective < reference[0])

@@ -13,8 +13,8 @@ windows and their random-policy seeds depend on ``val_seed`` alone, so every val
 the same episodes), appends a row to ``validation_log.csv``, writes ``val/...`` TensorBoard
 scalars, and when the validation statistic (below; by default the mean objective) is strictly
 better than every earlier one (lower for costs, higher for utilisation) keeps a copy of the
-trainer's state and writes it atomically to ``best_model.pt``. Validation draws no random number of the trainer, so training with and
-without it gives the same weights bit for bit.
+trainer's state and writes it atomically to ``best_model.pt``. Validation draws no random
+number of the trainer, so training with and without it gives the same weights bit for bit.
 
 Which checkpoint is "better" is the validation *statistic* (:data:`STATISTICS`): ``mean``
 (the default), ``median`` over the windows, or ``wins``: the number of windows on which the
@@ -102,6 +102,24 @@ def count_wins(values: tuple[float, ...], reference: tuple[float, ...], objectiv
         raise ValueError(f"{len(values)} window values against {len(reference)} reference values")
     sign = 1.0 if objective in MINIMIZED else -1.0
     return sum(sign * v < sign * r for v, r in zip(values, reference, strict=True))
+
+
+def beats_reference(
+    result: ValidationResult, reference: tuple[float, ...], statistic: str, objective: str
+) -> bool:
+    """Whether a validated model is ahead of the reference policy under ``statistic``: a
+    better mean (``mean``), a better median (``median``), or more windows won than lost
+    (``wins``). The deployment rule of a researcher who knows only the validation windows."""
+    sign = 1.0 if objective in MINIMIZED else -1.0
+    if statistic == "mean":
+        return sign * result.objective < sign * (math.fsum(reference) / len(reference))
+    if statistic == "median":
+        return sign * result.median < sign * statistics.median(reference)
+    if statistic == "wins":
+        won = count_wins(result.windows, reference, objective)
+        lost = count_wins(reference, result.windows, objective)
+        return won > lost
+    raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, got {statistic!r}")
 
 
 class Validator:
@@ -258,6 +276,7 @@ __all__ = [
     "VALIDATION_LOG_FILE",
     "ValidationResult",
     "Validator",
+    "beats_reference",
     "count_wins",
     "selection_key",
 ]

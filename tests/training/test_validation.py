@@ -25,6 +25,7 @@ from hdeeprm.training.validation import (
     VALIDATION_COLUMNS,
     ValidationResult,
     Validator,
+    beats_reference,
     count_wins,
     selection_key,
 )
@@ -286,3 +287,21 @@ def test_validation_statistic_options_are_checked(thesis_inputs) -> None:
     assert len(reference) == 1 and round(reference[0], 2) in {5.25, 6.36, 7.0}
     for r in trainer.validator.history:
         assert r.wins == int(r.objective < reference[0])
+
+
+def test_beats_reference_by_hand() -> None:
+    """Against the pair (2, 2, 2): a0 (1, 1, 10) loses on the mean, wins on the median and
+    on windows (2 won, 1 lost); a3 (1.5, 1.5, 2) wins on all three (2 won, 0 lost)."""
+    reference = (2.0, 2.0, 2.0)
+
+    def result(values):
+        values = tuple(values)
+        mean, median = sum(values) / 3, sorted(values)[1]
+        return ValidationResult(1, 1, mean, median, 0.0, 0.0, values, True, None)
+
+    a0, a3 = result(TableWindows.TABLE[0]), result(TableWindows.TABLE[3])
+    decide = {s: beats_reference(a0, reference, s, "avg_job_slowdown") for s in STATISTICS}
+    assert decide == {"mean": False, "median": True, "wins": True}
+    assert all(beats_reference(a3, reference, s, "avg_job_slowdown") for s in STATISTICS)
+    # one window won, one lost, one tied: not ahead
+    assert not beats_reference(result((1.0, 3.0, 2.0)), reference, "wins", "avg_job_slowdown")

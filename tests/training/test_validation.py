@@ -305,3 +305,53 @@ def test_beats_reference_by_hand() -> None:
     assert all(beats_reference(a3, reference, s, "avg_job_slowdown") for s in STATISTICS)
     # one window won, one lost, one tied: not ahead
     assert not beats_reference(result((1.0, 3.0, 2.0)), reference, "wins", "avg_job_slowdown")
+
+
+def test_launch_validates_by_wins_on_disjoint_windows(tmp_path: Path) -> None:
+    """``val_jobs`` disjoint from ``train_jobs`` (the jobs just before ``eval_jobs``) and the
+    ``wins`` statistic, through ``hdeeprm-launch``: the log counts wins against the pair, and
+    the pair's own figures are those of ``hdeeprm-evaluate``'s fixed pair on those windows."""
+    runner = CliRunner()
+    workload = write_workload(tmp_path / "wl", random_jobs(40, seed=2))
+    params = {
+        "total_timesteps": 64,
+        "num_envs": 2,
+        "num_steps": 16,
+        "num_minibatches": 2,
+        "eval_every": 1,
+        "val_statistic": "wins",
+        "val_reference": "shortest-high_gflops",
+    }
+    agent = {"type": "LEARNING", "algorithm": "ppo", "hidden": 8, "lr": 0.001, "params": params}
+    episodes = {
+        "window_jobs": 5,
+        "train_jobs": [0, 20],
+        "val_jobs": [20, 30],
+        "val_windows": 3,
+        "eval_jobs": [30, 40],
+    }
+    options = write_options(
+        tmp_path / "run", objective="avg_job_slowdown", agent=agent, episodes=episodes
+    )
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((tmp_path / "run" / "validation_log.csv").open()))
+    assert [r["update"] for r in rows] == ["1", "2"]
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    inputs = prepare_inputs(load_options(options), tmp_path / "run", custom_workload=workload)
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    assert all(20 <= s <= 25 for s in env.windows.val_starts)
+    index = env.action_names.index("shortest-high_gflops")
+    pair = [r.objective for r in ev.evaluate(env, {"pair": ev.fixed_policy(index)})]
+    for row in rows:
+        values = [float(row[f"w{k}"]) for k in range(3)]
+        assert int(row["wins"]) == sum(v < p for v, p in zip(values, pair, strict=True))
+    best = [r for r in rows if r["best"] == "1"]
+    assert best[0] is rows[0]  # the first validation is always the best so far
+
+    params["val_reference"] = "no-such_pair"
+    options = write_options(tmp_path / "bad", agent=agent, episodes=episodes)
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 2
+    assert "params.val_reference" in result.output and "Traceback" not in result.output

@@ -1,26 +1,33 @@
 """Does learning pay on a real trace? PPO against every fixed pair and random choice.
 
-Usage: ``python benchmarks/learning_benchmark.py [--mode quick|full]
+Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation minimal|queue|...]
 [--timesteps N] [--vector sync|async] [--num-envs N] [--no-prior] [--out DIR]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
-[--eval-every N] [--selection PAIR [PAIR ...]] [--gamma G] [--gae-lambda L]``
+[--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
+[--selection PAIR [PAIR ...]] [--gamma G] [--gae-lambda L]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
 ``platform_examples/kth_sp2.json``), and the window options override the mode's ranges:
 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
-   windows drawn (seed 0) from the training part (``train_jobs``; these are the validation
-   windows, ``episodes.val_jobs = train_jobs``); the best mean objective wins. This is what a
-   practitioner without learning would deploy.
+   windows drawn (seed 0) from the whole training part (``train_jobs``); the best mean
+   objective wins. This is what a practitioner without learning would deploy.
 2. **Training**, once per seed of ``--seeds``: PPO (:mod:`hdeeprm.training.ppo`) on windows
    sampled per episode from the training part, its initial policy favouring that pair
    (``--no-prior``: uniform). Every ``--eval-every`` updates the greedy policy plays the same
    validation windows and the best checkpoint is kept (:mod:`hdeeprm.training.validation`).
-3. **Selection**: of every seed's best checkpoint, the one with the best validation objective.
-   Only the training part was looked at so far.
+   The validation windows are by default those of step 1; ``--val-last N`` draws them
+   (``--val-windows``) from the last ``N`` jobs of the training part instead and trains PPO
+   on the rest only, so validation is disjoint from training and closest to the held-out
+   part. ``--val-statistic`` says what "best" means: the mean (default) or median objective
+   over the validation windows, or the windows won against the pair of step 1.
+3. **Selection**: of every seed's best checkpoint, the best by the same statistic. Only the
+   training part was looked at so far; the last line says whether, by that statistic, the
+   selected model is ahead of the pair on validation (``wins``: more windows won than lost),
+   i.e. whether one would deploy it.
 4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
    never see: the selected model (greedy), every fixed pair and random choice, same windows
    and seeds. Every seed's best and final models are evaluated too and printed beside their
@@ -32,16 +39,19 @@ whether the selected model beat the pair chosen on the training windows. Writes
 ``evaluation.csv``, ``evaluation.png``, ``model.pt`` (the selected checkpoint) and per seed
 ``seed_<s>/{training_log.csv, validation_log.csv, best_model.pt}`` in ``--out``. Quick mode
 (2,000-job windows, 6 training windows, 60,000 training decisions, 3 held-out windows) takes
-about 10 minutes per seed on a loaded 2-core machine; full mode is the issue's setting
-(4,000-job windows, 8 + 8 windows, 2 M training decisions).
+about 10 minutes per seed on a loaded 2-core machine; medium mode is the issue's window size
+(4,000-job windows, 8 + 8 windows) with 300,000 training decisions per seed; full mode is the
+issue's setting (4,000-job windows, 8 + 8 windows, 2 M training decisions).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -54,6 +64,7 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
+from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
 
 REPO = Path(__file__).resolve().parent.parent
 TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
@@ -71,6 +82,15 @@ MODES = {
         timesteps=60_000,
         num_steps=256,
     ),
+    "medium": dict(
+        window_jobs=4000,
+        train_jobs=[0, 15000],
+        eval_jobs=[15000, 23000],
+        eval_windows=8,
+        train_windows=8,
+        timesteps=300_000,
+        num_steps=512,
+    ),
     "full": dict(
         window_jobs=4000,
         train_jobs=[0, 15000],
@@ -83,6 +103,25 @@ MODES = {
 }
 
 
+def split_ranges(mode: dict, val_last: int | None) -> tuple[list[int], list[int]]:
+    """PPO's training range and the validation range (checkpoint and seed selection).
+
+    Without ``val_last`` both are the whole training part (validation windows are drawn from
+    the jobs PPO trains on); with it, the last ``val_last`` jobs of the training part are
+    validation only and PPO never trains on them: validation windows disjoint from training
+    and the closest to the held-out part in time."""
+    start, end = mode["train_jobs"]
+    if val_last is None:
+        return [start, end], [start, end]
+    cut = end - val_last
+    if val_last < mode["window_jobs"] or cut - start < mode["window_jobs"]:
+        raise ValueError(
+            f"--val-last {val_last}: the validation range [{cut}, {end}) and the training range "
+            f"[{start}, {cut}) must each hold a window of {mode['window_jobs']} jobs"
+        )
+    return [start, cut], [cut, end]
+
+
 def options_for(
     mode: dict,
     objective: str,
@@ -91,19 +130,21 @@ def options_for(
     trace: Path,
     platform: Path,
     selection: list[str] | None = None,
+    val_last: int | None = None,
 ) -> dict:
+    ppo_jobs, val_jobs = split_ranges(mode, val_last)
     env: dict = {
         "objective": objective,
         "observation": observation,
         "episodes": {
             "window_jobs": mode["window_jobs"],
-            "train_jobs": mode["train_jobs"],
+            "train_jobs": ppo_jobs,
             "eval_jobs": mode["eval_jobs"],
             "eval_windows": mode["eval_windows"],
             "eval_seed": 0,
-            # validation (pair choice, checkpoint and seed selection): the training part
-            "val_jobs": mode["train_jobs"],
-            "val_windows": mode["train_windows"],
+            # validation (checkpoint and seed selection): a range of the training part
+            "val_jobs": val_jobs,
+            "val_windows": mode.get("val_windows", mode["train_windows"]),
             "val_seed": 0,
         },
     }
@@ -123,6 +164,20 @@ def options_for(
             "agent": {"type": "LEARNING", "algorithm": "ppo"},
         },
     }
+
+
+def pair_choice_inputs(inputs, mode: dict):
+    """``inputs`` whose ``val`` split is the pair-choice windows: ``train_windows`` fixed
+    windows (seed 0) of the whole training part, the same whatever ``--val-last`` is."""
+    env = inputs.options.env
+    episodes = dataclasses.replace(
+        env.episodes,
+        val_jobs=tuple(mode["train_jobs"]),
+        val_windows=mode["train_windows"],
+        val_seed=0,
+    )
+    options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
+    return dataclasses.replace(inputs, options=options)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -193,6 +248,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     window.add_argument("--eval-windows", type=int, help="held-out windows")
     window.add_argument("--num-steps", type=int, help="PPO rollout length per environment")
+    window.add_argument(
+        "--val-last",
+        type=int,
+        metavar="N",
+        help="validate on the last N jobs of the training part only and train PPO on the rest "
+        "(default: validate on windows of the whole training part, as the pair is chosen)",
+    )
+    window.add_argument(
+        "--val-windows", type=int, help="validation windows (default: --train-windows)"
+    )
+    parser.add_argument(
+        "--val-statistic",
+        choices=list(STATISTICS),
+        default="mean",
+        help="checkpoint and seed selection, and the deployment decision: mean or median "
+        "objective over the validation windows, or windows won against the chosen pair",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
     args.seeds = args.seeds or [args.seed]
@@ -224,6 +296,9 @@ def train_seed(
         gae_lambda=args.gae_lambda,
         learning_rate=args.learning_rate,
         eval_every=args.eval_every,
+        val_statistic=args.val_statistic,
+        # wins are counted (and logged) against the pair chosen on the training windows
+        val_reference=best_pair_name,
     )
     if args.vector == "async":
         fns = env_factories(options_path, args.num_envs, output_dir=folder.parent, split="train")
@@ -254,17 +329,33 @@ def train_seed(
         best = trainer.validator.best
         out.update(
             best=PPOTrainer.load(folder / "best_model.pt"),
+            best_result=best,
             best_val=best.objective,
             best_update=best.update,
             final_val=trainer.validator.history[-1].objective,
+            reference=trainer.validator.reference,
         )
     else:  # no validation: the final model is the only candidate, chosen blind
-        out.update(best=trainer, best_val=math.nan, best_update=trainer.updates, final_val=math.nan)
+        out.update(
+            best=trainer,
+            best_result=None,
+            best_val=math.nan,
+            best_update=trainer.updates,
+            final_val=math.nan,
+            reference=None,
+        )
     print(
         f"seed {seed}: {trainer.global_step} steps, {trainer.episodes} episodes in {wall:.1f} s "
         f"wall, {cpu:.1f} s CPU ({trainer.global_step / wall:,.0f} steps/s wall, "
-        f"{trainer.global_step / cpu:,.0f} per CPU s); best validation {out['best_val']:.6g} "
-        f"after update {out['best_update']}, final {out['final_val']:.6g}",
+        f"{trainer.global_step / cpu:,.0f} per CPU s); best validation ({args.val_statistic}) "
+        f"mean {out['best_val']:.6g} after update {out['best_update']}"
+        + (
+            ""
+            if out["best_result"] is None
+            else f", median {out['best_result'].median:.6g}, {out['best_result'].wins} of "
+            f"{len(out['best_result'].windows)} windows better than {best_pair_name}"
+        )
+        + f"; final {out['final_val']:.6g}",
         flush=True,
     )
     return out
@@ -278,7 +369,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     mode = {**MODES[args.mode]}
-    for key in ("window_jobs", "train_jobs", "eval_jobs", "train_windows", "eval_windows"):
+    keys = (
+        "window_jobs",
+        "train_jobs",
+        "eval_jobs",
+        "train_windows",
+        "eval_windows",
+        "val_windows",
+    )
+    for key in keys:
         if getattr(args, key) is not None:
             value = getattr(args, key)
             mode[key] = list(value) if isinstance(value, list) else value
@@ -289,6 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
+        try:
+            ppo_jobs, val_jobs = split_ranges(mode, args.val_last)
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
         raw = options_for(
             mode,
             args.objective,
@@ -297,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             args.trace,
             args.platform,
             args.selection,
+            args.val_last,
         )
         options_path = out / "options.json"
         options_path.write_text(json.dumps(raw, indent=2))
@@ -307,14 +412,15 @@ def main(argv: list[str] | None = None) -> int:
             f"inputs prepared in {time.perf_counter() - t0:.1f} s: "
             f"{len(inputs.workload.jobs)} jobs, {len(inputs.platform.cores)} cores; "
             f"mode {args.mode}, objective {args.objective}, {args.observation} observation; "
-            f"windows of {mode['window_jobs']} jobs, train {mode['train_jobs']} "
-            f"({mode['train_windows']} validation windows), held-out {mode['eval_jobs']}; "
-            f"seeds {args.seeds}"
+            f"windows of {mode['window_jobs']} jobs, training part {mode['train_jobs']} "
+            f"({mode['train_windows']} windows for the pair), PPO trains on {ppo_jobs}, "
+            f"validation ({args.val_statistic}) on {mode.get('val_windows', mode['train_windows'])}"
+            f" windows of {val_jobs}, held-out {mode['eval_jobs']}; seeds {args.seeds}"
         )
 
-        # 1. the pair a practitioner would pick: best on the validation windows of the
-        #    training part (nothing of the held-out part)
-        val_env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+        # 1. the pair a practitioner would pick: best on fixed windows of the whole training
+        #    part (nothing of the held-out part), whatever the validation range
+        val_env = HeterogeneousClusterEnv(inputs=pair_choice_inputs(inputs, mode), split="val")
         pairs = {
             n: p for n, p in ev.baseline_policies(val_env.action_names, 0).items() if n != ev.RANDOM
         }
@@ -345,8 +451,14 @@ def main(argv: list[str] | None = None) -> int:
             folder.mkdir(exist_ok=True)
             runs.append(train_seed(args, mode, seed, inputs, options_path, folder, best))
 
-        # 3. selection on validation only (ties: the first seed given)
-        chosen = min(runs, key=lambda r: sign * r["best_val"]) if args.eval_every else runs[0]
+        # 3. selection on validation only, by the validation statistic (ties: the first seed)
+        if args.eval_every:
+            chosen = min(
+                runs,
+                key=lambda r: selection_key(r["best_result"], args.val_statistic, args.objective),
+            )
+        else:
+            chosen = runs[0]
         chosen["best"].save(out / "model.pt")
         label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
         print(
@@ -388,20 +500,25 @@ def main(argv: list[str] | None = None) -> int:
             per[(r.policy, r.window)] = r.objective
         seed_held = {s.policy: s for s in ev.summarize(seed_results)}
         print(
-            f"\nper seed (validation: mean {args.objective} on the {mode['train_windows']} "
-            f"training windows; held-out: on the {len(windows)} held-out windows)"
+            f"\nper seed (validation: {args.objective} on the "
+            f"{mode.get('val_windows', mode['train_windows'])} validation windows of {val_jobs}, "
+            f"wins against {best}; held-out: on the {len(windows)} held-out windows)"
         )
         print(
-            f"{'seed':>5}{'best update':>12}{'val best':>12}{'val final':>12}"
-            f"{'held-out best':>15}{'held-out final':>16}{'wins vs pair':>14}"
+            f"{'seed':>5}{'best update':>12}{'val best':>12}{'val median':>12}{'val wins':>10}"
+            f"{'val final':>12}{'held-out best':>15}{'held-out final':>16}{'held-out wins':>15}"
         )
         for run in runs:
             b, f = seed_held[f"seed {run['seed']} best"], seed_held[f"seed {run['seed']} final"]
             mark = "*" if run is chosen else " "
+            res = run["best_result"]
+            med = math.nan if res is None else res.median
+            val_wins = "-" if res is None or res.wins is None else f"{res.wins}/{len(res.windows)}"
             print(
                 f"{mark}{run['seed']:>4}{run['best_update']:>12}{run['best_val']:>12.6g}"
-                f"{run['final_val']:>12.6g}{b.mean_objective:>15.6g}{f.mean_objective:>16.6g}"
-                f"{wins(b.policy):>11}/{len(windows)}"
+                f"{med:>12.6g}{val_wins:>10}{run['final_val']:>12.6g}"
+                f"{b.mean_objective:>15.6g}{f.mean_objective:>16.6g}"
+                f"{wins(b.policy):>12}/{len(windows)}"
             )
         model, pair = held[label], held[best]
         hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
@@ -424,12 +541,17 @@ def main(argv: list[str] | None = None) -> int:
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"
         )
-        if best in val_pairs and args.eval_every:
-            ahead = sign * chosen["best_val"] < sign * val_pairs[best]
+        if args.eval_every and chosen["reference"] is not None:
+            result, ref = chosen["best_result"], chosen["reference"]
+            ahead = beats_reference(result, ref, args.val_statistic, args.objective)
             print(
-                f"on validation the selected model is {'better' if ahead else 'NOT better'} than "
-                f"{best} ({chosen['best_val']:.6g} vs {val_pairs[best]:.6g}): deciding on the "
-                f"training part alone, one would deploy {'the model' if ahead else 'the pair'}"
+                f"on validation ({args.val_statistic}) the selected model is "
+                f"{'ahead of' if ahead else 'NOT ahead of'} {best}: mean {result.objective:.6g} "
+                f"vs {math.fsum(ref) / len(ref):.6g}, median {result.median:.6g} vs "
+                f"{statistics.median(ref):.6g}, better on {result.wins} of {len(ref)} windows, "
+                f"worse on {sum(sign * r < sign * v for v, r in zip(result.windows, ref))}; "
+                f"deciding on the training part alone, one would deploy "
+                f"{'the model' if ahead else 'the pair'}"
             )
         print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
     return 0

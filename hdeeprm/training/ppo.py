@@ -149,6 +149,12 @@ class PPOConfig:
     #: trainer's validation environment, keeping the best checkpoint; 0: never.
     #: See :mod:`hdeeprm.training.validation`.
     eval_every: int = 0
+    #: What makes a validated checkpoint better: ``"mean"``, ``"median"`` over the windows,
+    #: or ``"wins"`` (windows better than ``val_reference``, ties by the mean).
+    val_statistic: str = "mean"
+    #: Action name of the fixed pair validation counts wins against (needed by ``"wins"``;
+    #: with another statistic the win count is only logged).
+    val_reference: str | None = None
 
     @property
     def batch_size(self) -> int:
@@ -236,6 +242,14 @@ class PPOConfig:
             raise bad("split", "one of train, eval, all or null")
         if self.prior_action is not None and not isinstance(self.prior_action, str):
             raise bad("prior_action", "an action name such as 'shortest-high_gflops' or null")
+        if self.val_statistic not in ("mean", "median", "wins"):
+            raise bad("val_statistic", "one of mean, median, wins")
+        if self.val_reference is not None and not isinstance(self.val_reference, str):
+            raise bad("val_reference", "an action name such as 'shortest-high_gflops' or null")
+        if self.val_statistic == "wins" and self.val_reference is None:
+            raise bad(
+                "val_reference", "an action name (val_statistic 'wins' counts wins against it)"
+            )
         if self.batch_size % self.num_minibatches:
             raise InputError(
                 f"num_envs x num_steps ({self.batch_size}) must be a multiple of "
@@ -732,7 +746,12 @@ class PPOTrainer:
         if val_env is not None:
             from hdeeprm.training.validation import Validator
 
-            self.validator = Validator(val_env, self.run_dir)
+            self.validator = Validator(
+                val_env,
+                self.run_dir,
+                statistic=config.val_statistic,
+                reference=config.val_reference,
+            )
 
     def _apply_prior(self, name: str, probability: float) -> None:
         if name not in self.action_names:

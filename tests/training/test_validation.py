@@ -20,7 +20,15 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
-from hdeeprm.training.validation import VALIDATION_COLUMNS, Validator
+from hdeeprm.training.validation import (
+    STATISTICS,
+    VALIDATION_COLUMNS,
+    ValidationResult,
+    Validator,
+    beats_reference,
+    count_wins,
+    selection_key,
+)
 
 
 class TwoWindows:
@@ -177,3 +185,173 @@ def test_launch_validates_on_val_windows_and_names_missing_val_jobs(tmp_path: Pa
     assert "pybatsim.env.episodes.val_jobs" in result.output and "Traceback" not in result.output
     raw = json.loads(options.read_text())
     assert raw["pybatsim"]["env"]["episodes"] == episodes  # the user's file is untouched
+
+
+class TableWindows:
+    """One-decision episodes on three fixed windows; ``TABLE[a][k]`` is the objective (a
+    cost) of action ``a`` on window ``k``."""
+
+    objective = "avg_job_slowdown"
+    nb_eval_windows = 3
+    action_names = ["a0", "a1", "a2", "a3"]
+    TABLE = (
+        (1.0, 1.0, 10.0),  # mean 4, median 1, wins against a1: 2
+        (2.0, 2.0, 2.0),  # the reference: mean 2, median 2
+        (0.5, 3.0, 3.0),  # mean 13/6, median 3, 1 win
+        (1.5, 1.5, 2.0),  # mean 5/3, median 1.5, 2 wins (a tie with a0, better mean)
+    )
+
+    def reset(self, *, seed=None, options=None):
+        self.k = options["window"]
+        job = SimpleNamespace(subtime=0.0, start_time=0.0, finish_time=1.0)
+        self.engine = SimpleNamespace(finished_jobs=[job])
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        info = {"objective": self.TABLE[action][self.k]}
+        return np.zeros(1, np.float32), 0.0, True, False, info
+
+
+@pytest.mark.parametrize(
+    ("statistic", "marks", "best_action"),
+    [
+        ("mean", [True, False, False, True], 3),  # 2; 4, 13/6 not below 2; 5/3
+        ("median", [True, True, False, False], 0),  # 2; 1; 3; 1.5 not below 1
+        ("wins", [True, True, False, True], 3),  # 0; 2; 1; 2 wins with mean 5/3 < 4
+    ],
+)
+def test_validation_statistics_by_hand(statistic, marks, best_action, tmp_path) -> None:
+    validator = Validator(TableWindows(), tmp_path, statistic=statistic, reference="a1")
+    assert validator.reference == (2.0, 2.0, 2.0)  # the pair played once on the 3 windows
+    trainer = Scripted()
+    for update, action in enumerate((1, 0, 2, 3), start=1):
+        trainer.action, trainer.updates, trainer.global_step = action, update, update
+        validator.validate(trainer)
+    assert [r.best for r in validator.history] == marks
+    assert [r.wins for r in validator.history] == [0, 2, 1, 2]
+    assert [r.median for r in validator.history] == [2.0, 1.0, 3.0, 1.5]
+    best = torch.load(tmp_path / "best_model.pt", weights_only=True)
+    assert int(best["action"]) == best_action
+    rows = list(csv.DictReader((tmp_path / "validation_log.csv").open()))
+    assert [r["wins"] for r in rows] == ["0", "2", "1", "2"]
+
+
+def test_selection_key_orders_seeds_and_needs_a_reference() -> None:
+    def result(objective, median, wins):
+        return ValidationResult(1, 1, objective, median, 0.0, 0.0, (), True, wins)
+
+    a, b, c = result(4.0, 1.0, 2), result(2.0, 2.0, 0), result(5 / 3, 1.5, 2)
+    pick = {
+        s: min((a, b, c), key=lambda r: selection_key(r, s, "avg_job_slowdown")) for s in STATISTICS
+    }
+    assert pick == {"mean": c, "median": a, "wins": c}
+    # utilisation is maximised: the higher mean wins
+    assert (
+        max(a.objective, c.objective)
+        == min((a, c), key=lambda r: selection_key(r, "mean", "avg_utilization")).objective
+    )
+    with pytest.raises(ValueError, match="needs a reference"):
+        selection_key(result(1.0, 1.0, None), "wins", "avg_job_slowdown")
+    assert count_wins((1.0, 3.0), (2.0, 3.0), "avg_job_slowdown") == 1  # a tie is no win
+    assert count_wins((1.0, 3.0), (2.0, 2.0), "avg_utilization") == 1
+
+
+def test_validation_statistic_options_are_checked(thesis_inputs) -> None:
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    with pytest.raises(InputError, match="params.val_statistic"):
+        PPOConfig.from_params({"val_statistic": "mode"})
+    with pytest.raises(InputError, match="params.val_reference"):
+        PPOConfig.from_params({"val_statistic": "wins"})
+    with pytest.raises(ValueError, match="needs a reference"):
+        Validator(TableWindows(), statistic="wins")
+    with pytest.raises(ValueError, match="4 reference values for 3"):
+        Validator(TableWindows(), statistic="wins", reference=(1.0, 2.0, 3.0, 4.0))
+    config = thesis_config(eval_every=1, val_statistic="wins", val_reference="no-such_pair")
+    with pytest.raises(InputError, match="params.val_reference"):
+        PPOTrainer(
+            config,
+            inputs_factories(thesis_inputs, 2),
+            val_env=HeterogeneousClusterEnv(inputs=thesis_inputs),
+        )
+    # through the trainer: the thesis scenario's pairs give 5.25, 6.36 or 7 s (one window)
+    config = thesis_config(eval_every=2, val_statistic="wins", val_reference="shortest-low_power")
+    trainer = PPOTrainer(
+        config,
+        inputs_factories(thesis_inputs, 2),
+        val_env=HeterogeneousClusterEnv(inputs=thesis_inputs),
+    )
+    trainer.learn(32 * 6)
+    trainer.close()
+    reference = trainer.validator.reference
+    assert len(reference) == 1 and round(reference[0], 2) in {5.25, 6.36, 7.0}
+    for r in trainer.validator.history:
+        assert r.wins == int(r.objective < reference[0])
+
+
+def test_beats_reference_by_hand() -> None:
+    """Against the pair (2, 2, 2): a0 (1, 1, 10) loses on the mean, wins on the median and
+    on windows (2 won, 1 lost); a3 (1.5, 1.5, 2) wins on all three (2 won, 0 lost)."""
+    reference = (2.0, 2.0, 2.0)
+
+    def result(values):
+        values = tuple(values)
+        mean, median = sum(values) / 3, sorted(values)[1]
+        return ValidationResult(1, 1, mean, median, 0.0, 0.0, values, True, None)
+
+    a0, a3 = result(TableWindows.TABLE[0]), result(TableWindows.TABLE[3])
+    decide = {s: beats_reference(a0, reference, s, "avg_job_slowdown") for s in STATISTICS}
+    assert decide == {"mean": False, "median": True, "wins": True}
+    assert all(beats_reference(a3, reference, s, "avg_job_slowdown") for s in STATISTICS)
+    # one window won, one lost, one tied: not ahead
+    assert not beats_reference(result((1.0, 3.0, 2.0)), reference, "wins", "avg_job_slowdown")
+
+
+def test_launch_validates_by_wins_on_disjoint_windows(tmp_path: Path) -> None:
+    """``val_jobs`` disjoint from ``train_jobs`` (the jobs just before ``eval_jobs``) and the
+    ``wins`` statistic, through ``hdeeprm-launch``: the log counts wins against the pair, and
+    the pair's own figures are those of ``hdeeprm-evaluate``'s fixed pair on those windows."""
+    runner = CliRunner()
+    workload = write_workload(tmp_path / "wl", random_jobs(40, seed=2))
+    params = {
+        "total_timesteps": 64,
+        "num_envs": 2,
+        "num_steps": 16,
+        "num_minibatches": 2,
+        "eval_every": 1,
+        "val_statistic": "wins",
+        "val_reference": "shortest-high_gflops",
+    }
+    agent = {"type": "LEARNING", "algorithm": "ppo", "hidden": 8, "lr": 0.001, "params": params}
+    episodes = {
+        "window_jobs": 5,
+        "train_jobs": [0, 20],
+        "val_jobs": [20, 30],
+        "val_windows": 3,
+        "eval_jobs": [30, 40],
+    }
+    options = write_options(
+        tmp_path / "run", objective="avg_job_slowdown", agent=agent, episodes=episodes
+    )
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((tmp_path / "run" / "validation_log.csv").open()))
+    assert [r["update"] for r in rows] == ["1", "2"]
+    from hdeeprm.environment import HeterogeneousClusterEnv
+
+    inputs = prepare_inputs(load_options(options), tmp_path / "run", custom_workload=workload)
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    assert all(20 <= s <= 25 for s in env.windows.val_starts)
+    index = env.action_names.index("shortest-high_gflops")
+    pair = [r.objective for r in ev.evaluate(env, {"pair": ev.fixed_policy(index)})]
+    for row in rows:
+        values = [float(row[f"w{k}"]) for k in range(3)]
+        assert int(row["wins"]) == sum(v < p for v, p in zip(values, pair, strict=True))
+    best = [r for r in rows if r["best"] == "1"]
+    assert best[0] is rows[0]  # the first validation is always the best so far
+
+    params["val_reference"] = "no-such_pair"
+    options = write_options(tmp_path / "bad", agent=agent, episodes=episodes)
+    result = runner.invoke(launch_main, [str(options), "-cw", str(workload), "-q"])
+    assert result.exit_code == 2
+    assert "params.val_reference" in result.output and "Traceback" not in result.output

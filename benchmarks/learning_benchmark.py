@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation minimal|queue|...]
-[--timesteps N] [--vector sync|async] [--num-envs N] [--no-prior] [--out DIR]
+[--timesteps N] [--vector sync|async|shared] [--num-envs N] [--no-prior] [--out DIR]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
 [--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
@@ -192,7 +192,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--observation", default="minimal", choices=["minimal", "small", "normal", "queue"]
     )
     parser.add_argument("--timesteps", type=int, default=None, help="training decisions per seed")
-    parser.add_argument("--vector", choices=["sync", "async"], default="sync")
+    parser.add_argument("--vector", choices=["sync", "async", "shared"], default="sync")
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument(
         "--no-prior",

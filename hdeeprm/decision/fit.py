@@ -58,9 +58,28 @@ class _SizeTracker:
         """Recount the nodes changed since :attr:`pos` (each once)."""
         start = self.pos - log.base
         if start < len(log.nodes):
-            counts, tasks, total = self.counts, self.tasks, self.total
+            # :meth:`tasks` inlined (the same arithmetic): this loop runs for every node
+            # change while a size is watched.
+            counts, total, need, mem = self.counts, self.total, self.need, self.mem
+            node_cores, node_busy, node_free_mem = (
+                pool.node_cores,
+                pool.node_busy,
+                pool.node_free_mem,
+            )
             for node in set(log.nodes[start:]):
-                count = tasks(pool, node)
+                free = len(node_cores[node]) - node_busy[node]
+                if not free:
+                    count = 0
+                else:
+                    spare = node_free_mem[node] - need
+                    if spare < 0.0:
+                        count = 0
+                    elif mem <= 0.0:
+                        count = free
+                    else:
+                        count = int(spare / mem + _SLACK) + 1
+                        if count > free:
+                            count = free
                 total += count - counts[node]
                 counts[node] = count
             self.total = total

@@ -81,6 +81,14 @@ def merged_spans(
     instant a processor was over-subscribed (figures, shares of time) and drops the rows that
     only repeat an instant. Spans come in order of start, then processor id (then record
     order).
+    """
+    return [row for rows in span_rows(episodes, len(episodes) or 1) for row in rows]
+
+
+def span_rows(
+    episodes: OverSubscriptionRecord | Sequence[Sequence[Any]], chunk: int = 65536
+) -> Iterator[list[tuple[int, float, float | None]]]:
+    """The rows of :func:`merged_spans`, ``chunk`` at a time (a writer never holds them all).
 
     Vectorised: ordered by processor, then start (stable), an episode joins the span before
     it exactly when it is the same processor's and starts when the previous episode ended
@@ -96,9 +104,8 @@ def merged_spans(
         ends = np.array([_OPEN if e[2] is None else float(e[2]) for e in episodes])
     n = len(procs)
     if not n:
-        return []
-    index = np.arange(n)
-    order = np.lexsort((index, starts, procs))  # by processor, start, record order
+        return
+    order = np.lexsort((np.arange(n), starts, procs))  # by processor, start, record order
     p, s, e = procs[order], starts[order], ends[order]
     joins = np.zeros(n, dtype=bool)
     joins[1:] = (p[1:] == p[:-1]) & (e[:-1] == s[1:])
@@ -108,14 +115,17 @@ def merged_spans(
     lasts[:-1] = heads[1:] - 1
     lasts[-1] = n - 1
     span_proc, span_start, span_end = p[heads], s[heads], e[lasts]
-    span_first = order[heads]  # record position of each span's first episode
-    final = np.lexsort((span_first, span_proc, span_start))
-    return [
-        (proc, start, None if end != end else end)
-        for proc, start, end in zip(
-            span_proc[final].tolist(), span_start[final].tolist(), span_end[final].tolist()
-        )
-    ]
+    final = np.lexsort((order[heads], span_proc, span_start))  # start, processor, record order
+    span_proc, span_start, span_end = span_proc[final], span_start[final], span_end[final]
+    del order, p, s, e, joins, heads, lasts, final
+    for at in range(0, len(span_proc), chunk):
+        part = slice(at, at + chunk)
+        yield [
+            (proc, start, None if end != end else end)
+            for proc, start, end in zip(
+                span_proc[part].tolist(), span_start[part].tolist(), span_end[part].tolist()
+            )
+        ]
 
 
-__all__ = ["OverSubscriptionRecord", "merged_spans"]
+__all__ = ["OverSubscriptionRecord", "merged_spans", "span_rows"]

@@ -16,7 +16,8 @@ from hdeeprm._atomic import atomic_open, ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.decision.fixed_pair import FixedPair
-from hdeeprm.decision.oversubscription import merged_spans
+from hdeeprm.decision.oversubscription import merged_spans as merged_spans
+from hdeeprm.decision.oversubscription import span_rows
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
@@ -214,12 +215,14 @@ def write_overutilization(out: Path, manager: WorkloadManager, *, detail: bool =
     """Write ``hdeeprm_mem_bw_overutilization.csv`` (processor, start, end) into ``out``:
     merged spans (:func:`merged_spans`), or with ``detail`` one row per episode."""
     path = out / OVERUTILIZATION_FILE
-    rows = manager.episodes if detail else merged_spans(manager.episodes)
+    chunks = [manager.episodes] if detail else span_rows(manager.episodes)
     with atomic_open(path, "w", newline="") as handle:
         handle.write("processor_id,start,end\n")
-        handle.writelines(
-            f"{proc},{begin!r},{'' if end is None else repr(end)}\n" for proc, begin, end in rows
-        )
+        for rows in chunks:  # a chunk of rows at a time: millions of spans on whole traces
+            handle.writelines(
+                f"{proc},{begin!r},{'' if end is None else repr(end)}\n"
+                for proc, begin, end in rows
+            )
     return path
 
 

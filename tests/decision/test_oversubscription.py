@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hdeeprm.decision.oversubscription import OverSubscriptionRecord, merged_spans
+from hdeeprm.decision.oversubscription import OverSubscriptionRecord, merged_spans, span_rows
 
 
 def reference_merge(episodes: list[list[Any]]) -> list[tuple[int, float, float | None]]:
@@ -72,3 +72,6 @@ def test_vectorised_merge_matches_the_one_pass_merge() -> None:
             expected = reference_merge([list(e) for e in episodes])
             assert merged_spans(record) == expected
             assert merged_spans(episodes) == expected  # plain lists too
+            chunks = list(span_rows(record, 7))  # what the CSV writer streams
+            assert all(len(c) == 7 for c in chunks[:-1])
+            assert [row for chunk in chunks for row in chunk] == expected

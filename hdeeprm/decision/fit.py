@@ -280,6 +280,30 @@ class NodeFloorFit:
                 counts.catch_up(pool, log, self.node_sizes)
         return counts.total
 
+    def fits(self, res: int, mem: float) -> bool:
+        """Whether ``tasks(mem) >= res`` (``mem > 0``), the same answer, without keeping counts
+        for a size that fits: a kept size answers from its counts; another is answered by a
+        pass over the nodes that stops as soon as ``res`` tasks are found (the per-node counts
+        are never negative) and is only kept when it does not fit (a blocked job is asked
+        about again and again; most sizes that fit are asked once, their job then starts)."""
+        counts = self.sizes.get(mem)
+        if counts is not None and counts.resets == self.log.resets:
+            return self.tasks(mem) >= res
+        pool = self.pool
+        node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
+        total = 0
+        for node, size in enumerate(self.node_sizes):
+            free = size - node_busy[node]
+            if free:
+                count = int((node_free_mem[node] + MEM_TOL) // mem)
+                if count > free:
+                    count = free
+                if count > 0:
+                    total += count
+                    if total >= res:
+                        return True
+        return self.tasks(mem) >= res  # keeps the size (and says no)
+
     def compact(self) -> None:
         """Bring the sizes asked since the last compaction up to date, drop the others, and
         empty the log (which stops listening when no size is left)."""

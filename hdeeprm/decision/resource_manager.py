@@ -24,14 +24,19 @@ its attempts consume seeded draws, so it still attempts, to keep its runs reprod
 were.
 
 Static keys (``high_gflops``, ``low_power``) rank the processors once; a max tree over that
-ranking, holding each processor's node free memory (``-inf`` when the processor is full), finds
-the best processor whose node has the task's memory in O(log P). Since core ids are assigned
+ranking, holding an upper bound of each processor's node free memory (``-inf`` when the
+processor is full; exact after a release, only too high after cores were taken, and set right
+once a processor it offers is found ineligible), finds the best processor whose node has the
+task's memory in O(log P). Since core ids are assigned
 processor by processor, "lowest free core id" orders tied processors as their first core id
 does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
-entries: when a processor's state changes, the pool marks it dirty in every heap (and, for
-``high_mem``, every processor of a node whose free memory changed); before the next pick the
-heap pushes one fresh entry per dirty processor, bumping its version (or replaces its entry in
-one sift when that entry is on top), and discards stale entries as they surface. For
+entries that are *lower bounds* of their processor's ``(key, lowest free core)``: taking cores
+only worsens a key, so it tells the heaps nothing; the top entry is checked against the pool and
+re-sifted when it was too low. Changes that can improve a key mark the processor dirty: a
+release (and, for ``high_mem``, every processor of a node whose free memory grew) and, for
+``high_mem_bw``, a demand summed again by ``settle``. Before the next pick the heap pushes one
+fresh entry per dirty processor, bumping its version (or replaces its entry in one sift when
+that entry is on top), and discards stale entries as they surface. For
 ``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
 ``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
 the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
@@ -88,47 +93,60 @@ class _ProcessorHeap:
         #: an unknown key, runs of one pick).
         self.kind = kind
         self.dirty: set[int] = set()
-        pool.listeners.append(self.dirty)
+        # Entries are lower bounds: taking cores only worsens a key, so only the changes that
+        # can improve one are heard (see _best).
+        pool.gain_listeners.append(self.dirty)
         if node_keyed:
-            pool.node_listeners.append(self.dirty)
+            pool.node_gain_listeners.append(self.dirty)
+        if kind not in ("high_cores", "high_mem"):  # keys that read the bandwidth demand
+            pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
         self.heap: list[_Entry] = []
-        #: Rebuild from scratch when stale entries outnumber live ones this much.
-        self.limit = 4 * len(pool.proc_cores) + 64
+        #: Rebuild from scratch when stale entries outnumber live ones this much (a rebuild
+        #: costs a pass over the processors; the heap being deeper costs a level or two).
+        self.limit = 16 * len(pool.proc_cores) + 64
         self.rebuild()
 
     def rebuild(self) -> None:
-        primary, free = self.primary, self.pool.proc_free
+        free = self.pool.proc_free
         self.version = version = [v + 1 for v in self.version]
-        self.heap = [(primary(p), free[p][0], version[p], p) for p in range(len(free)) if free[p]]
+        procs = [p for p in range(len(free)) if free[p]]
+        self.heap = [(key, free[p][0], version[p], p) for p, key in zip(procs, self._keys(procs))]
         heapq.heapify(self.heap)
         self.dirty.clear()
 
+    def _keys(self, procs: list[int]) -> list[float]:
+        """The primary keys of ``procs``, as ``primary`` computes them (inlined for the known
+        policies: one comprehension instead of a call per processor)."""
+        pool, kind = self.pool, self.kind
+        if kind == "high_cores":
+            free = pool.proc_free
+            return [-len(free[p]) for p in procs]
+        if kind == "high_mem":
+            free_mem, proc_node = pool.node_free_mem, pool.proc_node
+            return [-free_mem[proc_node[p]] for p in procs]
+        if kind == "high_mem_bw":
+            demand, mem_bw = pool.proc_demand, pool.proc_mem_bw
+            return [demand[p] - mem_bw[p] for p in procs]
+        return [self.primary(p) for p in procs]
+
     def refresh(self) -> None:
-        """Push a current entry for every processor changed since the last refresh."""
+        """Push a current entry for every processor changed since the last refresh that has
+        a free core (older entries become stale; a full processor's are dropped as they
+        surface)."""
         dirty = self.dirty
         if not dirty:
             return
         if len(self.heap) + len(dirty) > self.limit:
             self.rebuild()
             return
-        primary, heap, version = self.primary, self.heap, self.version
-        free = self.pool.proc_free
+        heap, version, free = self.heap, self.version, self.pool.proc_free
         push = heapq.heappush
-        for p in dirty:
-            version[p] += 1
-            members = free[p]
-            top = heap[0] if heap else None
-            if top is not None and top[3] == p and top[2] == version[p] - 1:
-                # Its live entry is on top (the processor a pick just took a core from): replace
-                # it in one sift instead of leaving a stale entry to pop later.
-                if members:
-                    heapq.heapreplace(heap, (primary(p), members[0], version[p], p))
-                else:
-                    heapq.heappop(heap)
-            elif members:
-                push(heap, (primary(p), members[0], version[p], p))
+        procs = [p for p in dirty if free[p]]
+        for p, key in zip(procs, self._keys(procs)):
+            v = version[p] = version[p] + 1
+            push(heap, (key, free[p][0], v, p))
         dirty.clear()
 
     def pick(self, mem: float) -> int | None:
@@ -141,19 +159,26 @@ class _ProcessorHeap:
         of the ``(key, lowest free core)`` of every other processor left in the heap (``None``:
         no other entry, or not asked).
 
+        An entry's ``(key, lowest free core)`` is a lower bound of its processor's current one:
+        exact when pushed, it only grows as cores are taken (fewer free cores, less node memory,
+        more demand, a higher lowest free core), and every change that could lower it (a
+        release, a demand summed again) pushes a fresh entry. So the top entry, once checked
+        against its processor's current figures (and re-sifted if it was too low), is the best
+        one: taking cores needs no notification and no push.
+
         When the best entry is on top, every other entry is in the subtree of one of its two
         children, so the smaller child bounds them all (stale entries included, which can only
         make the bound lower, never wrong).
         """
         self.refresh()
-        pool, heap, version = self.pool, self.heap, self.version
+        pool, heap, version, primary = self.pool, self.heap, self.version, self.primary
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
         need = mem - MEM_TOL
         aside: list[_Entry] = []
         found: int | None = None
         bound: tuple[float, int] | None = None
-        pop = heapq.heappop
+        pop, heapreplace = heapq.heappop, heapq.heapreplace
         while heap:
             entry = heap[0]
             p = entry[3]
@@ -162,6 +187,10 @@ class _ProcessorHeap:
                 continue
             if node_free_mem[proc_node[p]] < need:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
+                continue
+            key, first = primary(p), free[p][0]
+            if key != entry[0] or first != entry[1]:  # cores were taken: its true place
+                heapreplace(heap, (key, first, entry[2], p))
                 continue
             found = p
             size = len(heap) if bounded and len(free[p]) > 1 else 0
@@ -237,9 +266,13 @@ class _RankedTree:
         self.rank = [-1] * len(cores)
         for r, p in enumerate(self.order):
             self.rank[p] = r
+        #: Processors whose slot may be too low (a release gave cores or memory back), or is
+        #: known to be too high (found ineligible): set right by the next refresh. Slots are
+        #: upper bounds otherwise (taking cores only lowers a processor's value, and tells
+        #: the tree nothing).
         self.dirty: set[int] = set()
-        pool.free_listeners.append(self.dirty)
-        pool.node_listeners.append(self.dirty)
+        pool.gain_listeners.append(self.dirty)
+        pool.node_gain_listeners.append(self.dirty)
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -279,11 +312,17 @@ class _RankedTree:
         """The best processor whose node has ``mem`` MB free, and how many of the next (up to
         ``limit``) one-at-a-time picks it would win in a row (see :meth:`_run`)."""
         self.refresh()
-        r = self.tree.leftmost_at_least(mem - MEM_TOL)
-        if r is None:
-            return None, 0
-        proc = self.order[r]
-        return proc, self._run(proc, mem, limit)
+        pool, tree, order = self.pool, self.tree, self.order
+        free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
+        need = mem - MEM_TOL
+        r = tree.leftmost_at_least(need)
+        while r is not None:  # slots are upper bounds: check the processor it offers
+            proc = order[r]
+            if free[proc] and node_free_mem[proc_node[proc]] >= need:
+                return proc, self._run(proc, mem, limit)
+            self.dirty.add(proc)
+            r = tree.leftmost_from(r + 1, need)
+        return None, 0
 
     def _run(self, proc: int, mem: float, limit: int) -> int:
         """Taking a core from the best processor changes nothing about the processors ranked
@@ -308,9 +347,10 @@ class _RankedTree:
 
         The processors chosen one after the other have increasing ranks (a pick never makes a
         better-ranked processor eligible again), so one left-to-right sweep finds them: the
-        tree, current at the start, is not updated during the sweep. Its values can only be
-        too high by then (cores and memory are only taken), so it never skips an eligible
-        processor, and a processor it offers is checked against the pool before use.
+        tree is not updated during the sweep. Its values are upper bounds (cores and memory
+        are only taken between refreshes), so it never skips an eligible processor, and a
+        processor it offers is checked against the pool before use (and marked for the next
+        refresh when it no longer qualifies).
         """
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
@@ -326,6 +366,8 @@ class _RankedTree:
                 taken.extend(take_run(proc, count, job_id, mem, mem_bw))
                 if len(taken) == res:
                     break
+            else:
+                self.dirty.add(proc)
             r = tree.leftmost_from(r + 1, need)
         return taken
 

@@ -39,7 +39,7 @@ from hdeeprm.platform.hierarchy import (
     PSTATE_SPEED_FRACTION,
     Platform,
 )
-from hdeeprm.simulation.events import SetResourceState
+from hdeeprm.simulation.events import HostIds, SetResourceState
 
 INSIGHTS = logging.getLogger("hdeeprm.insights")
 
@@ -92,11 +92,17 @@ class CorePool:
         self._bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
         self._peak_arr = np.asarray(self.core_peak, dtype=float)
         self._power_arr = np.asarray(self.core_power, dtype=float)
-        #: Sets that receive the id of every processor whose own state changed (free cores,
-        #: bandwidth demand); registered by the resource manager's ordered structures.
-        self.listeners: list[set[int]] = []
-        #: Sets that also receive every processor of a node whose free memory changed (only
-        #: orderings keyed by node memory need this).
+        #: Sets that receive the id of every processor that may now rank *better* in an
+        #: ordering whose keys only worsen as cores are taken (the resource manager's heaps):
+        #: its free cores grew (release). Taking cores tells them nothing (unless a task has
+        #: negative memory or bandwidth, which job records never have).
+        self.gain_listeners: list[set[int]] = []
+        #: Sets that also receive every processor of a node whose free memory grew.
+        self.node_gain_listeners: list[set[int]] = []
+        #: Sets that receive every processor whose bandwidth demand was summed again (settle:
+        #: the sum in core order may round below the running one).
+        self.demand_listeners: list[set[int]] = []
+        #: Sets that receive every processor of a node whose free memory changed, either way.
         self.node_listeners: list[set[int]] = []
         #: Sets that receive the id of every processor whose free cores changed (not its
         #: demand: orderings that only care whether a processor has a free core).
@@ -137,7 +143,13 @@ class CorePool:
         self._changed: set[int] = set()
         self.over_starts.reset()
         self.over_ends.reset()
-        for listener in self.listeners + self.node_listeners + self.free_listeners:
+        for listener in (
+            self.gain_listeners
+            + self.node_gain_listeners
+            + self.demand_listeners
+            + self.node_listeners
+            + self.free_listeners
+        ):
             listener.update(range(len(self.proc_cores)))
         for listener in self.node_change_listeners:
             listener.update(range(len(self.node_capacity)))
@@ -194,8 +206,8 @@ class CorePool:
         self.node_free_mem[node] -= mem
         self.node_busy[node] += 1
         self.free_count -= 1
-        for listener in self.listeners:
-            listener.add(proc)
+        if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
+            self._gained([proc], node)
         for listener in self.free_listeners:
             listener.add(proc)
         for listener in self.node_change_listeners:
@@ -231,8 +243,8 @@ class CorePool:
         self.proc_busy[proc] += count
         self.node_busy[node] += count
         self.free_count -= count
-        for listener in self.listeners:
-            listener.add(proc)
+        if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
+            self._gained([proc], node)
         for listener in self.free_listeners:
             listener.add(proc)
         for listener in self.node_change_listeners:
@@ -262,7 +274,7 @@ class CorePool:
         self.core_mem[core] = 0.0
         self.core_bw[core] = 0.0
         self.free_count += 1
-        for listener in self.listeners:
+        for listener in self.gain_listeners:
             listener.add(proc)
         for listener in self.free_listeners:
             listener.add(proc)
@@ -271,6 +283,14 @@ class CorePool:
         if mem or self.node_free_mem[node] != before:
             for listener in self.node_listeners:
                 listener.update(self.node_procs[node])
+            for listener in self.node_gain_listeners:
+                listener.update(self.node_procs[node])
+
+    def _gained(self, procs: Iterable[int], node: int) -> None:
+        for listener in self.gain_listeners + self.demand_listeners:
+            listener.update(procs)
+        for listener in self.node_gain_listeners:
+            listener.update(self.node_procs[node])
 
     def settle(self, cores: Iterable[int], now: float) -> None:
         """Recompute the bandwidth demand and P-states of the processors of ``cores``.
@@ -297,7 +317,7 @@ class CorePool:
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
-        for listener in self.listeners:
+        for listener in self.demand_listeners:
             listener.update(procs)
         for proc in procs:
             members = proc_cores[proc]
@@ -398,13 +418,15 @@ class CorePool:
         for proc in procs:
             proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += len(cores)
-        for listener in self.free_listeners:  # self.listeners hear of them in settle()
+        for listener in self.free_listeners:
+            listener.update(procs)
+        for listener in self.gain_listeners:
             listener.update(procs)
         for listener in self.node_change_listeners:
             listener.update(nodes)
         if mem_nodes:
             node_procs = self.node_procs
-            for listener in self.node_listeners:
+            for listener in self.node_listeners + self.node_gain_listeners:
                 for node in mem_nodes:
                     listener.update(node_procs[node])
         self.settle(cores, now)
@@ -426,7 +448,7 @@ class CorePool:
                 emitted[core] = state
                 groups[state].append(core)
         changed.clear()
-        return [SetResourceState(tuple(cores), s) for s, cores in enumerate(groups) if cores]
+        return [SetResourceState(HostIds(cores), s) for s, cores in enumerate(groups) if cores]
 
     @property
     def over_subscribed(self) -> list[int]:

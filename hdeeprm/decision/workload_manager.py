@@ -307,8 +307,9 @@ class WorkloadManager:
         Whatever core policy places them, each task takes one free core of a node with
         ``mem`` MB free, so the job fits iff ``res <= sum over nodes of min(free cores,
         free memory // mem)``: the same answer for every core policy. The sum is kept per task
-        size and updated from the nodes changed since it was last asked
-        (:class:`~hdeeprm.decision.fit.NodeFloorFit`), not recomputed over every node. GPUs may
+        size refused once and updated from the nodes changed since it was last asked
+        (:class:`~hdeeprm.decision.fit.NodeFloorFit`), not recomputed over every node; another
+        size is answered by a pass over the nodes that stops once ``res`` tasks are found. GPUs may
         be on any node (:mod:`hdeeprm.decision.gpus`), so they fit iff that many are free.
         """
         pool = self.pool
@@ -316,7 +317,7 @@ class WorkloadManager:
             return False
         if mem <= 0.0 or (mem <= self._mem_every_core and not self._big_running):
             return True
-        return self._floor_fit.tasks(mem) >= res
+        return self._floor_fit.fits(res, mem)
 
     def action_mask(self) -> np.ndarray:
         """Which actions may be chosen now (bool per action of the action space).

@@ -187,8 +187,15 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             manager_seed = self.windows.eval_seed_of(self.eval_window)
         self.manager = self._new_manager(manager_seed)
         self._observer = self._make_observer(self.manager)
+        # The manager ignores RESOURCE_STATE_CHANGED and objective rewards do not move
+        # within an instant, so those confirmations are not sent; the thesis rewards keep
+        # them (their rate is refreshed after every message that is not a decision point).
         self.engine = Engine(
-            self.sim_platform, workload, trace=self.trace, service_time=self.service_time
+            self.sim_platform,
+            workload,
+            trace=self.trace,
+            service_time=self.service_time,
+            state_change_events=self.reward_kind == "thesis",
         )
         if self.reward_kind == "thesis":
             self._meter = RewardMeter(self.objective, self.manager, self.engine)

@@ -70,6 +70,7 @@ from hdeeprm.simulation.events import (
     Decision,
     Event,
     ExecuteJob,
+    HostIds,
     KillJobs,
     Message,
     RejectJob,
@@ -270,6 +271,11 @@ class Engine:
         service_time: a :class:`~hdeeprm.simulation.service_time.ServiceTimeModel`: each job
             with a ``workload_type`` has its work multiplied by the model's factor for its
             allocation (cores and GPUs). ``None`` (default): durations as the profiles say.
+        state_change_events: send a ``RESOURCE_STATE_CHANGED`` event per ``SetResourceState``
+            (Batsim's confirmation, in a message of its own at the same instant). Off for an
+            embedded decision system that ignores them (the Gymnasium environment): that
+            round trip costs a message per switch and tells it nothing. Messages then differ
+            only by those events; states, times, energies and outputs are the same.
     """
 
     def __init__(
@@ -280,6 +286,7 @@ class Engine:
         trace: bool = True,
         strict_allocation_size: bool = False,
         service_time: ServiceTimeModel | None = None,
+        state_change_events: bool = True,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -299,6 +306,7 @@ class Engine:
         self._trace = trace
         self._strict = strict_allocation_size
         self._service_time = service_time
+        self._rsc_events = state_change_events
         #: Busy GPU ids and their jobs (GPUs are not hosts: the engine only checks that no GPU
         #: serves two jobs at once and records who had which).
         self._gpu_job: dict[int, SimJob] = {}
@@ -751,7 +759,7 @@ class Engine:
             if profile.type == "parallel_homogeneous_total":
                 work /= len(alloc)
             speed = self._cur_speed
-            rate = min([speed[h] for h in alloc])
+            rate = min(map(speed.__getitem__, alloc))
         model = self._service_time
         if model is not None and job.spec.extra:
             factor = model.factor(job.spec.workload_type, alloc, job.gpus)
@@ -861,7 +869,7 @@ class Engine:
         for job in self._dirty:
             if job.state is not RUNNING:
                 continue
-            rate = min([speed[h] for h in job.alloc])
+            rate = min(map(speed.__getitem__, job.alloc))
             if rate == job._rate:
                 continue
             work = job._work - job._rate * (now - job._last)
@@ -922,7 +930,9 @@ class Engine:
 
     # --- other decisions --------------------------------------------------------------------------
     def _set_state(self, decision: SetResourceState) -> None:
-        hosts = _host_ids(decision.resources, "SET_RESOURCE_STATE")
+        hosts = decision.resources
+        if type(hosts) is not HostIds:  # else ascending ints already
+            hosts = tuple(sorted(_host_ids(hosts, "SET_RESOURCE_STATE")))  # a set, as on the wire
         if not hosts:
             raise SimulationError("SET_RESOURCE_STATE: empty set of resources")
         try:
@@ -934,7 +944,7 @@ class Engine:
         n = self._n
         speeds = self._speeds
         # Fast path: a state every host has and ids in range need no per-host check.
-        valid = 0 <= state < self._min_pstates and min(hosts) >= 0 and max(hosts) < n
+        valid = 0 <= state < self._min_pstates and hosts[0] >= 0 and hosts[-1] < n
         for host in () if valid else hosts:
             if not 0 <= host < n:
                 raise SimulationError(
@@ -946,7 +956,6 @@ class Engine:
                     f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
                     f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
                 )
-        hosts = tuple(sorted(hosts))  # a set, as on the wire (see _execute)
         now = self._now
         if self._trace:
             # Batsim logs the energy row before switching (so with the old wattmin).
@@ -1004,9 +1013,10 @@ class Engine:
             self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
             self.pstate_trace.append((now, hosts, state))
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
-        self._imm_rsc.append(
-            Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
-        )
+        if self._rsc_events:
+            self._imm_rsc.append(
+                Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
+            )
 
     def _state_table(
         self, state: int, hosts: tuple[int, ...]

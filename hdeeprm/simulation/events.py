@@ -91,12 +91,22 @@ class ExecuteJob:
     gpus: Sequence[int] = ()
 
 
+class HostIds(tuple[int, ...]):
+    """A tuple of host ids that its maker guarantees to be Python ints in strictly
+    ascending order (the decision system's core pool builds its P-state decisions so): the
+    engine then skips re-checking their types and sorting them. Anything else is checked."""
+
+    __slots__ = ()
+
+
 @dataclass(slots=True, frozen=True)
 class SetResourceState:
     """Switch the hosts ``resources`` to P-state ``state`` now.
 
     Running jobs on those hosts are re-paced from this instant; the engine answers with a
-    ``RESOURCE_STATE_CHANGED`` event at the same time, as Batsim does.
+    ``RESOURCE_STATE_CHANGED`` event at the same time, as Batsim does (unless built with
+    ``state_change_events=False``). ``resources`` may come in any order; a :class:`HostIds`
+    promises ascending ints and spares the engine its checks.
     """
 
     resources: Sequence[int]

@@ -77,3 +77,34 @@ def test_change_log_stays_bounded_and_idle_without_questions() -> None:
     assert fit.sizes == {}
     assert fit.log not in pool.node_change_listeners
     assert fit.tasks(4000.0) == _scan(pool, 4000.0)
+
+
+def test_fits_answers_as_the_scan_and_keeps_only_refused_sizes() -> None:
+    pool = CorePool(hetero_platform())
+    fit = NodeFloorFit(pool)
+    draw = random.Random(5)
+    sizes = [100.0, 2000.0, 3999.0, 4000.0, 7000.0, 16000.0, 0.1 + 0.2]
+    running: list[list[int]] = []
+    answers = set()
+    for step in range(400):
+        free = list(pool.free_cores)
+        if free and (not running or draw.random() < 0.6):
+            core = draw.choice(free)
+            node = pool.core_node[core]
+            mem = draw.choice([0.0, 1000.0, 2500.0, 0.3]) if pool.node_free_mem[node] > 2600 else 0
+            pool.take(core, f"j{step}", mem, 0.0)
+            pool.settle([core], float(step))
+            running.append([core])
+        elif running:
+            pool.release(running.pop(draw.randrange(len(running))), float(step))
+        mem, res = draw.choice(sizes), draw.randint(1, 10)
+        answer = fit.fits(res, mem)
+        assert answer == (_scan(pool, mem) >= res), (step, mem, res)
+        answers.add(answer)
+    assert answers == {True, False}
+    # By hand on the idle platform: 4,000 MB tasks, 2 + 2 + 2 = 6 (see above). Three are
+    # found by node 1 (2 + 2), so nothing is counted or kept; seven never fit: kept.
+    fresh = NodeFloorFit(CorePool(hetero_platform()))
+    assert fresh.fits(3, 4000.0) and fresh.nb_builds == 0 and fresh.sizes == {}
+    assert not fresh.fits(7, 4000.0) and fresh.nb_builds == 1 and 4000.0 in fresh.sizes
+    assert fresh.fits(6, 4000.0) and fresh.nb_builds == 1  # answered from the kept counts

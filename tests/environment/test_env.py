@@ -219,6 +219,43 @@ def test_deterministic_under_seed(tmp_path) -> None:
     )
 
 
+@pytest.mark.parametrize("objective", ["avg_job_slowdown", "energy_consumption"])
+def test_state_change_confirmations_change_nothing(tmp_path, monkeypatch, objective) -> None:
+    # The environment asks its engine not to confirm P-state switches (objective rewards):
+    # observations, rewards, masks, energies and every job's times and allocation must be
+    # those of the same episode with Batsim's confirmations.
+    options = write_options(tmp_path / "opt", objective=objective, observation="normal", void=True)
+    workload = write_workload(tmp_path / "wl", random_jobs(40, seed=8))
+
+    def episode() -> tuple[list, int]:
+        env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+        obs, info = env.reset(seed=3)
+        rng = np.random.default_rng(5)
+        seen = [obs.tolist(), info["action_mask"].tolist()]
+        done = False
+        while not done:
+            obs, reward, done, _, info = env.step(int(rng.integers(env.action_space.n)))
+            seen += [obs.tolist(), reward, info["action_mask"].tolist(), info["energy"]]
+        engine = env.engine
+        seen += [
+            (j.id, j.start_time, j.finish_time, j.alloc, j.energy) for j in engine.finished_jobs
+        ]
+        seen += [engine.host_energy(), engine.nb_machine_switches]
+        return seen, engine.nb_messages
+
+    fast, fast_messages = episode()
+    confirming = henv.env.Engine
+
+    def with_confirmations(*args, **kwargs):
+        kwargs["state_change_events"] = True
+        return confirming(*args, **kwargs)
+
+    monkeypatch.setattr(henv.env, "Engine", with_confirmations)
+    slow, slow_messages = episode()
+    assert fast == slow
+    assert len(fast) > 100 and fast_messages < slow_messages
+
+
 def test_bad_actions_and_order(tmp_path) -> None:
     env = thesis_env(tmp_path)
     with pytest.raises(SimulationError, match="reset"):

@@ -23,6 +23,7 @@ from hdeeprm.simulation import (
     Engine,
     ExecuteJob,
     FirstFitFCFS,
+    HostIds,
     KillJobs,
     RejectJob,
     SetResourceState,
@@ -375,3 +376,46 @@ def test_first_fit_fcfs_uses_lowest_free_ids_and_rejects_impossible_jobs() -> No
     # c needs 3 hosts: 3 and 2 free once b ends at t = 4, then 0 and 1 at t = 10.
     assert jobs["w0!c"].start_time == 10.0 and jobs["w0!c"].alloc == (0, 1, 2)
     assert engine.now == 11.0
+
+
+def test_without_state_change_events_the_same_flow_skips_the_confirmations() -> None:
+    # The thesis 4.1.4 run again, the engine told not to confirm P-state switches (the
+    # Gymnasium environment's setting): the switches still happen, no RESOURCE_STATE_CHANGED
+    # message comes, and times and energies are the same (625 J, worked out above).
+    engine = Engine(
+        thesis_platform(),
+        workload(("job0", 0, 1, "parallel_homogeneous", 5 * GF)),
+        state_change_events=False,
+    )
+    engine.start()
+    submitted = engine.proceed([])
+    job = submitted.events[0].data["job"]
+    completed = engine.proceed(
+        [ExecuteJob(job.id, [0]), SetResourceState([0], 0), SetResourceState([1], 2)]
+    )
+    assert engine.pstates == (0, 2) and engine.nb_grouped_switches == 2
+    assert completed.now == 5.0 and types(completed) == [JOB_COMPLETED]
+    ends = engine.proceed([SetResourceState([0, 1], 3)])
+    assert (ends.now, types(ends)) == (5.0, [SIMULATION_ENDS]) and engine.finished
+    assert engine.pstates == (3, 3)
+    assert engine.consumed_energy == pytest.approx(625.0)
+    assert job.energy == pytest.approx(500.0)
+    assert engine.host_energy() == pytest.approx([500.0, 125.0])
+    assert engine.nb_messages == 4  # begins, submitted, completed, ends (6 with confirmations)
+
+
+def test_host_ids_from_the_core_pool_skip_the_checks_with_the_same_result() -> None:
+    # HostIds (ascending ints, the core pool's P-state decisions) and a plain unsorted list
+    # switch the same hosts: same P-states, energy and trace rows.
+    def run_with(resources) -> tuple:
+        engine = Engine(thesis_platform(), workload(("j", 0, 1, "parallel_homogeneous", 5 * GF)))
+        engine.start()
+        engine.proceed([])
+        engine.proceed([SetResourceState(resources, 0), ExecuteJob("w0!j", [0])])
+        drain(engine, [])
+        return engine.pstates, engine.consumed_energy, engine.pstate_trace
+
+    assert run_with(HostIds([0, 1])) == run_with([1, 0])
+    assert run_with(HostIds([0, 1]))[0] == (0, 0)
+    # Both hosts in P0 for 5 s (100 W each): 1,000 J.
+    assert run_with(HostIds([0, 1]))[1] == pytest.approx(1000.0)

@@ -8,20 +8,24 @@ the repository).
 For each trace and each prefix (the first N usable jobs, or ``all``), one subprocess converts
 the trace, replays it on the embedded engine with the workload manager and one classic policy
 pair (with ``--scheduler``, a backfilling scheduler of :mod:`hdeeprm.scheduling` chooses the
-jobs and the pair's core policy places them: issue 14's EASY goal), and writes the outputs;
-running each size in its own process makes its peak RSS honest.
+jobs and the pair's core policy places them: issue 14's EASY goal), and writes the outputs
+(Batsim's and ``hdeeprm_mem_bw_overutilization.csv``, as ``hdeeprm-launch`` does); running each
+size in its own process makes its peak RSS honest. The pair decides through ``FixedPair``, as in
+``hdeeprm-launch`` (torch is never imported).
 Printed per run: jobs, events, wall time (conversion + simulation + outputs), the simulation's
 share and the deciding share, the process's CPU time (wall much above it means the machine was
-busy with something else), jobs/s and events/s of the simulation, microseconds per job, and
-peak RSS. Then the issue's goals (issue 17): cost per job flat within 2x from the first 10k jobs
-to the whole trace; whole RICC and whole LCG under 60 s; peak RSS under 2 GB.
+busy with something else), jobs/s and events/s of the simulation, microseconds per job, peak
+RSS, and the CPU of the input phase (platform and trace conversion) and of the output phase.
+Then the issue's goals (issue 17): cost per job flat within 2x from the first 10k jobs to the
+whole trace; whole RICC and whole LCG under 60 s; peak RSS under 2 GB.
 
 ``--gaia-ratio`` (issue 14) also replays the whole Gaia trace twice in one subprocess, on the
 same converted workload: with the engine's first-fit FCFS (``benchmarks/engine_replay.py``'s
 ``AllP0FCFS``, no decision system) and with the workload manager and the pair, and prints the
 ratio of their CPU times (goal: 3x at most).
 
-``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` (to
+``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` and
+its over-subscription spans as ``DIR/<trace>_<size>_hdeeprm_mem_bw_overutilization.csv`` (to
 compare results before and after a change, bit for bit).
 """
 
@@ -62,9 +66,13 @@ def child(
     keep: Path | None,
     scheduler: str | None = None,
 ) -> dict:
-    """One run in this process; returns its figures (printed as JSON by ``--child``)."""
-    from hdeeprm.agents import ClassicAgent
-    from hdeeprm.decision import ActionSpace, WorkloadManager
+    """One run in this process; returns its figures (printed as JSON by ``--child``).
+
+    The pair decides through :class:`~hdeeprm.decision.FixedPair`, as ``hdeeprm-launch``'s
+    classic runs do: ``hdeeprm.agents`` imports torch (about 1.2 s and 190 MiB), which a
+    classic replay never needs."""
+    from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
+    from hdeeprm.experiment.run import write_overutilization
     from hdeeprm.platform import load_platform, write_platform_xml
     from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
     from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
@@ -78,6 +86,7 @@ def child(
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         t0 = time.perf_counter()
+        c0 = time.process_time()
         platform = load_platform(ROOT / "platform_examples" / platform_file)
         write_platform_xml(platform, out / "platform.xml")
         sim_platform = load_platform_xml(out / "platform.xml")
@@ -93,18 +102,21 @@ def child(
         actions = ActionSpace()
         sched = BackfillScheduler(parse_scheduler(scheduler)) if scheduler else None
         manager = WorkloadManager(
-            platform, actions, ClassicAgent(actions, pair), seed=1, scheduler=sched
+            platform, actions, FixedPair(actions, pair), seed=1, scheduler=sched
         )
         engine = Engine(sim_platform, workload, trace=True)
         deciding = run(engine, manager)
         t2 = time.perf_counter()
         c2 = time.process_time()
         paths = write_outputs(engine, out / "out")
+        over = write_overutilization(out / "out", manager)
         t3 = time.perf_counter()
+        c3 = time.process_time()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             tag = f"_{scheduler}" if scheduler else ""
             shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}{tag}_out_jobs.csv")
+            shutil.copyfile(over, keep / f"{trace}_{size}{tag}_{over.name}")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak = usage.ru_maxrss / 1024  # Linux: KiB
     return {
@@ -116,6 +128,8 @@ def child(
         "simulation": t2 - t1,
         "deciding": deciding,
         "sim_cpu": c2 - c1,
+        "setup_cpu": c1 - c0,
+        "out_cpu": c3 - c2,
         "rss_mib": peak,
         "cpu": usage.ru_utime + usage.ru_stime,
     }
@@ -127,8 +141,7 @@ def gaia_ratio(pair: str, traces_dir: Path) -> dict:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from engine_replay import AllP0FCFS
 
-    from hdeeprm.agents import ClassicAgent
-    from hdeeprm.decision import ActionSpace, WorkloadManager
+    from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.platform import load_platform, write_platform_xml
     from hdeeprm.simulation import Engine, load_platform_xml, run
     from hdeeprm.workload.convert import convert_swf
@@ -150,7 +163,7 @@ def gaia_ratio(pair: str, traces_dir: Path) -> dict:
     run(engine, AllP0FCFS())
     c1 = time.process_time()
     actions = ActionSpace()
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=1)
+    manager = WorkloadManager(platform, actions, FixedPair(actions, pair), seed=1)
     engine = Engine(sim_platform, workload, trace=True)
     deciding = run(engine, manager)
     c2 = time.process_time()
@@ -212,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'trace':<6}{'size':>7}{'jobs':>8}{'events':>9}{'wall s':>8}{'sim s':>8}"
         f"{'decide s':>9}{'CPU s':>7}{'sim CPU':>8}{'jobs/s':>8}{'events/s':>10}{'us/job':>8}"
-        f"{'CPU us/job':>11}{'RSS MiB':>9}"
+        f"{'CPU us/job':>11}{'RSS MiB':>9}{'in CPU':>8}{'out CPU':>8}"
     )
     verdicts: list[tuple[bool, str]] = []
     for trace in traces:
@@ -227,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['sim_cpu']:>8.2f}{row['jobs'] / sim:>8.0f}"
                 f"{row['events'] / sim:>10.0f}{sim / row['jobs'] * 1e6:>8.1f}"
                 f"{row['sim_cpu'] / row['jobs'] * 1e6:>11.1f}"
-                f"{row['rss_mib']:>9.0f}",
+                f"{row['rss_mib']:>9.0f}{row['setup_cpu']:>8.2f}{row['out_cpu']:>8.2f}",
                 flush=True,
             )
         for label, field in (("wall", "simulation"), ("CPU", "sim_cpu")):

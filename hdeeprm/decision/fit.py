@@ -8,8 +8,8 @@ this before picking any core, so a job blocked on memory while cores are free co
 comparisons per decision point instead of a full pick-and-roll-back.
 
 Kept for a few watched task sizes (least recently asked dropped first), refreshed lazily from
-the nodes the pool reports as changed, only when that size is asked about: each node's task
-count and their sum.
+one shared log of the nodes the pool reports as changed, only when that size is asked about:
+each node's task count and their sum.
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ _SLACK = 1e-9
 
 
 class _SizeTracker:
-    """For one task size: each node's task count, their total, and the nodes changed since."""
+    """For one task size: each node's task count, their total, and the change log position
+    they are current at."""
 
-    __slots__ = ("mem", "need", "counts", "total", "dirty")
+    __slots__ = ("mem", "need", "counts", "total", "pos", "resets")
 
-    def __init__(self, pool: CorePool, mem: float) -> None:
+    def __init__(self, pool: CorePool, mem: float, log: _ChangeLog) -> None:
         self.mem = mem
         self.need = mem - MEM_TOL
         self.counts = [self.tasks(pool, node) for node in range(len(pool.node_cores))]
         self.total = sum(self.counts)
-        #: Nodes whose free cores or memory changed since the counts were last brought up to
-        #: date (filled by the pool, emptied by :meth:`refresh`).
-        self.dirty: set[int] = set()
+        self.pos = log.end
+        self.resets = log.resets
 
     def tasks(self, pool: CorePool, node: int) -> int:
         """Tasks of this size ``node`` can take now: the pick loop's test, solved in closed form
@@ -54,14 +54,36 @@ class _SizeTracker:
         count = int(spare / self.mem + _SLACK) + 1
         return count if count < free else free
 
-    def refresh(self, pool: CorePool) -> None:
-        counts, tasks, total = self.counts, self.tasks, self.total
-        for node in self.dirty:
-            count = tasks(pool, node)
-            total += count - counts[node]
-            counts[node] = count
-        self.total = total
-        self.dirty.clear()
+    def catch_up(self, pool: CorePool, log: _ChangeLog) -> None:
+        """Recount the nodes changed since :attr:`pos` (each once)."""
+        start = self.pos - log.base
+        if start < len(log.nodes):
+            # :meth:`tasks` inlined (the same arithmetic): this loop runs for every node
+            # change while a size is watched.
+            counts, total, need, mem = self.counts, self.total, self.need, self.mem
+            node_cores, node_busy, node_free_mem = (
+                pool.node_cores,
+                pool.node_busy,
+                pool.node_free_mem,
+            )
+            for node in set(log.nodes[start:]):
+                free = len(node_cores[node]) - node_busy[node]
+                if not free:
+                    count = 0
+                else:
+                    spare = node_free_mem[node] - need
+                    if spare < 0.0:
+                        count = 0
+                    elif mem <= 0.0:
+                        count = free
+                    else:
+                        count = int(spare / mem + _SLACK) + 1
+                        if count > free:
+                            count = free
+                total += count - counts[node]
+                counts[node] = count
+            self.total = total
+        self.pos = log.end
 
 
 class FitIndex:
@@ -69,23 +91,32 @@ class FitIndex:
 
     The resource manager watches a size once an attempt with it has failed: jobs that fit are
     never slowed down by the index, and a blocked job is re-attempted only once its size fits.
-    Each watched size hears of changed nodes (a set insertion per change) and recounts them
-    only when asked about.
+    The watched sizes share one log of changed nodes (one list append per change, whatever the
+    number of sizes; it used to be one set insertion per size) and each recounts the nodes
+    changed since it was last current, only when asked about (or when the log is compacted).
     """
 
     def __init__(self, pool: CorePool) -> None:
         self.pool = pool
         self.tracked: dict[float, _SizeTracker] = {}
+        #: Compact the log beyond this many entries (a few times the node count).
+        self.log = _ChangeLog(self, 4 * len(pool.node_cores) + 256)
+        self.listening = False
 
-    def _forget(self, tracker: _SizeTracker) -> None:
+    def _listen(self, on: bool) -> None:
         listeners = self.pool.node_change_listeners
-        listeners[:] = [s for s in listeners if s is not tracker.dirty]
+        if on and not self.listening:
+            listeners.append(self.log)  # type: ignore[arg-type]
+        elif not on and self.listening:
+            listeners[:] = [s for s in listeners if s is not self.log]
+        self.listening = on
 
     def rebuild(self) -> None:
         """Forget every watched size (after :meth:`CorePool.reset`)."""
-        for tracker in self.tracked.values():
-            self._forget(tracker)
         self.tracked.clear()
+        self._listen(False)
+        self.log.base += len(self.log.nodes)
+        self.log.nodes.clear()
 
     def watch(self, mem: float) -> None:
         """Keep per-node counts for tasks of ``mem`` MB from now on (least recently asked
@@ -94,9 +125,9 @@ class FitIndex:
         if mem in tracked:
             return
         if len(tracked) >= MAX_TRACKED:
-            self._forget(tracked.pop(next(iter(tracked))))
-        tracker = tracked[mem] = _SizeTracker(self.pool, mem)
-        self.pool.node_change_listeners.append(tracker.dirty)
+            tracked.pop(next(iter(tracked)))
+        self._listen(True)
+        tracked[mem] = _SizeTracker(self.pool, mem, self.log)
 
     def fits(self, res: int, mem: float) -> bool:
         """Whether ``res`` tasks of ``mem`` MB each can be placed now; exact (up to a
@@ -109,9 +140,22 @@ class FitIndex:
         if tracker is None:
             return True
         tracked[mem] = tracker  # most recently asked last
-        if tracker.dirty:
-            tracker.refresh(self.pool)
+        log = self.log
+        if tracker.resets != log.resets:  # the pool was reset under it: count again
+            tracker = tracked[mem] = _SizeTracker(self.pool, mem, log)
+        elif tracker.pos != log.end:
+            tracker.catch_up(self.pool, log)
         return tracker.total >= res
+
+    def compact(self) -> None:
+        """Bring every watched size up to date and empty the log (it stays bounded however
+        long no size is asked about)."""
+        log, pool = self.log, self.pool
+        for tracker in self.tracked.values():
+            if tracker.resets == log.resets:
+                tracker.catch_up(pool, log)
+        log.base += len(log.nodes)
+        log.nodes.clear()
 
 
 class _ChangeLog:
@@ -121,7 +165,7 @@ class _ChangeLog:
 
     __slots__ = ("nodes", "base", "resets", "owner", "limit")
 
-    def __init__(self, owner: NodeFloorFit, limit: int) -> None:
+    def __init__(self, owner: FitIndex | NodeFloorFit, limit: int) -> None:
         #: Compacted by its owner beyond ``limit`` entries, so it stays bounded even when no
         #: size is asked for a long time.
         self.owner = owner

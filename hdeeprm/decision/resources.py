@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from hdeeprm.decision.oversubscription import OverSubscriptionRecord
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import (
     INITIAL_PSTATE,
@@ -136,8 +137,9 @@ class CorePool:
         self._run_state: list[int] = [P0] * len(self.proc_cores)
         self._idle_state: list[int] = [INITIAL_PSTATE] * len(self.proc_cores)
         self._open_episode: dict[int, int] = {}
-        #: Bandwidth over-subscription episodes: ``[processor id, start, end or None]``.
-        self.episodes: list[list[float | int | None]] = []
+        #: Bandwidth over-subscription episodes, read as ``[processor id, start, end or None]``
+        #: (typed columns: millions of them on a whole loaded trace).
+        self.episodes = OverSubscriptionRecord()
         self._changed: set[int] = set()
         self.over_starts.reset()
         self.over_ends.reset()
@@ -350,20 +352,20 @@ class CorePool:
 
     def _episode(self, proc: int, started: bool, now: float) -> None:
         if started:
-            self._open_episode[proc] = len(self.episodes)
-            self.episodes.append([proc, now, None])
+            self._open_episode[proc] = self.episodes.open(proc, now)
             if INSIGHTS.isEnabledFor(logging.WARNING):
                 self.over_starts(now, proc, self.proc_demand[proc], self.proc_mem_bw[proc])
         else:
-            self.episodes[self._open_episode.pop(proc)][2] = now
+            self.episodes.close(self._open_episode.pop(proc), now)
             if INSIGHTS.isEnabledFor(logging.WARNING):
                 self.over_ends(now, proc)
 
     def close_episodes(self, now: float) -> None:
         """End every open over-subscription episode at ``now`` (simulation end) and log the
         summaries of the aggregated warnings."""
+        close = self.episodes.close
         for index in self._open_episode.values():
-            self.episodes[index][2] = now
+            close(index, now)
         self._open_episode.clear()
         self.over_starts.summarise()
         self.over_ends.summarise()

@@ -37,6 +37,7 @@ from hdeeprm.decision.actions import LOCALITY_POLICIES, Action, ActionSpace
 from hdeeprm.decision.fit import NodeFloorFit
 from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
 from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecord, JobScheduler
+from hdeeprm.decision.oversubscription import OverSubscriptionRecord
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
 from hdeeprm.errors import InputError, SimulationError
@@ -275,9 +276,9 @@ class WorkloadManager:
         return self.pool.busy_count
 
     @property
-    def episodes(self) -> list[list[float | int | None]]:
-        """Bandwidth over-subscription episodes ``[processor id, start, end]`` (end ``None``
-        while still open)."""
+    def episodes(self) -> OverSubscriptionRecord:
+        """Bandwidth over-subscription episodes, read as ``[processor id, start, end]`` (end
+        ``None`` while still open)."""
         return self.pool.episodes
 
     def stats(self) -> dict[str, Any]:

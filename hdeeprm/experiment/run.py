@@ -16,6 +16,8 @@ from hdeeprm._atomic import atomic_open, ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.decision.fixed_pair import FixedPair
+from hdeeprm.decision.oversubscription import merged_spans as merged_spans
+from hdeeprm.decision.oversubscription import span_rows
 from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
@@ -209,39 +211,18 @@ def drive(
             bar.close()
 
 
-def merged_spans(
-    episodes: Sequence[Sequence[Any]],
-) -> list[tuple[int, float, float | None]]:
-    """Over-subscription episodes with back-to-back ones of a processor merged.
-
-    A processor whose job ends while another starts at the same instant ends one episode and
-    starts the next at that instant; as spans of time they are one. Merging keeps every
-    instant a processor was over-subscribed (figures, shares of time) and drops the rows that
-    only repeat an instant. Spans come in order of start, then processor id.
-    """
-    open_span: dict[int, list[Any]] = {}
-    spans: list[list[Any]] = []
-    for proc, begin, end in sorted(episodes, key=lambda e: (e[1], e[0])):
-        last = open_span.get(proc)
-        if last is not None and last[2] is not None and last[2] == begin:
-            last[2] = end
-            continue
-        span = [proc, begin, end]
-        spans.append(span)
-        open_span[proc] = span
-    return [(int(p), b, e) for p, b, e in spans]
-
-
 def write_overutilization(out: Path, manager: WorkloadManager, *, detail: bool = False) -> Path:
     """Write ``hdeeprm_mem_bw_overutilization.csv`` (processor, start, end) into ``out``:
     merged spans (:func:`merged_spans`), or with ``detail`` one row per episode."""
     path = out / OVERUTILIZATION_FILE
-    rows = manager.episodes if detail else merged_spans(manager.episodes)
+    chunks = [manager.episodes] if detail else span_rows(manager.episodes)
     with atomic_open(path, "w", newline="") as handle:
         handle.write("processor_id,start,end\n")
-        handle.writelines(
-            f"{proc},{begin!r},{'' if end is None else repr(end)}\n" for proc, begin, end in rows
-        )
+        for rows in chunks:  # a chunk of rows at a time: millions of spans on whole traces
+            handle.writelines(
+                f"{proc},{begin!r},{'' if end is None else repr(end)}\n"
+                for proc, begin, end in rows
+            )
     return path
 
 

@@ -17,6 +17,9 @@ def format_interval_set(ids: Iterable[int]) -> str:
     ordered = sorted(set(ids))
     if not ordered:
         return ""
+    first, last = ordered[0], ordered[-1]
+    if last - first == len(ordered) - 1:  # one run (most of a trace's allocations and switches)
+        return str(first) if first == last else f"{first}-{last}"
     parts: list[str] = []
     start = prev = ordered[0]
     for value in ordered[1:]:

@@ -91,6 +91,16 @@ def test_fit_index_agrees_with_the_pick_loop_under_random_churn() -> None:
             assert (alloc is not None) == expected
             if alloc:
                 running.append(str(step))
+    # The watched sizes share one change log, compacted (every size brought up to date) when
+    # it grows past a few times the node count: that happened, and answers stayed exact.
+    assert rm.fit.log.base > rm.fit.log.limit
+    assert len(rm.fit.tracked) == len(sizes)
+    pool.reset()
+    rm.reset()
+    for mem in sizes[:3]:
+        rm.fit.watch(mem)
+    for res in (6, 7, 9):  # 3,000 MB tasks on the idle platform: 2 + 2 + 2 = 6
+        assert [rm.can_fit(res, mem) for mem in sizes[:3]] == [True, True, res <= 6]
 
 
 def test_ranked_tree_picks_what_the_processor_heap_picks() -> None:

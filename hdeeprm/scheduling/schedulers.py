@@ -499,13 +499,27 @@ class BackfillScheduler:
             if job.res > free():
                 continue
             self.nb_examined += 1
-            ends_in_time = now + job.run_pred <= shadow
-            if not ends_in_time and job.res > extra:
-                continue
-            if self._launch(job, now, start, done):
-                self.nb_backfilled += 1
-                if not ends_in_time:
-                    extra -= job.res
+            extra = self._backfill_one(job, now, start, done, shadow, extra)
+        return extra
+
+    def _backfill_one(
+        self,
+        job: SchedJob,
+        now: float,
+        start: Callable[..., bool],
+        done: set[int],
+        shadow: float,
+        extra: int,
+    ) -> int:
+        """Start ``job`` if it cannot delay the head's reservation: it ends by the shadow
+        time, or fits in the ``extra`` cores spare then. Returns the cores still spare."""
+        ends_in_time = now + job.run_pred <= shadow
+        if not ends_in_time and job.res > extra:
+            return extra
+        if self._launch(job, now, start, done):
+            self.nb_backfilled += 1
+            if not ends_in_time:
+                extra -= job.res
         return extra
 
     def _schedule_per_event(
@@ -618,13 +632,7 @@ class BackfillScheduler:
         for seq in self._candidates.walk(self.backfill, free(), keep, done):
             examined += 1
             job = queue[seq]
-            ends_in_time = now + job.run_pred <= shadow
-            if not ends_in_time and job.res > extra:
-                continue
-            if self._launch(job, now, start, done):
-                self.nb_backfilled += 1
-                if not ends_in_time:
-                    extra -= job.res
+            extra = self._backfill_one(job, now, start, done, shadow, extra)
         self.nb_examined += examined
         return extra
 
@@ -647,13 +655,7 @@ class BackfillScheduler:
             if job.res > avail:
                 continue
             self.nb_examined += 1
-            ends_in_time = now + job.run_pred <= shadow
-            if not ends_in_time and job.res > extra:
-                continue
-            if self._launch(job, now, start, done):
-                self.nb_backfilled += 1
-                if not ends_in_time:
-                    extra -= job.res
+            extra = self._backfill_one(job, now, start, done, shadow, extra)
         return extra
 
     def _conservative(

@@ -549,6 +549,29 @@ def print_pairs(results: dict[str, PairResult], unit: str) -> None:
         )
 
 
+def print_phases(
+    per_seed: Sequence[Sequence[TrainingRun]],
+    lengths: Sequence[int],
+    mode: str,
+    labels: Sequence[str],
+    optimal: Sequence[Sequence[str]],
+) -> None:
+    """One line per phase of a change experiment (objective or workload change): which seeds
+    reached the phase's optimal pairs, with the CPU time of all seeds first."""
+    seconds = sum(r.seconds for runs in per_seed for r in runs)
+    print(
+        f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
+        f"{len(per_seed)} seeds, {seconds:.1f} CPU s"
+    )
+    for k, (label, best) in enumerate(zip(labels, optimal, strict=True)):
+        phase_runs = [runs[k] for runs in per_seed]
+        start = sum(lengths[:k])
+        print(
+            f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), {label}, "
+            f"optimal {'/'.join(best)}: {seed_summary(phase_runs, best)}"
+        )
+
+
 if __name__ == "__main__":
     for path in write_inputs():
         print(path.relative_to(REPO))

@@ -88,19 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         common.print_pairs(pairs, UNITS[objective])
     for mode in args.mode:
         per_seed = [run_seed(args.platform, s, mode, lengths) for s in range(args.seeds)]
-        seconds = sum(r.seconds for runs in per_seed for r in runs)
-        print(
-            f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
-            f"{args.seeds} seeds, {seconds:.1f} CPU s"
-        )
-        for k, objective in enumerate(PHASES):
-            phase_runs = [runs[k] for runs in per_seed]
-            start = sum(lengths[:k])
-            print(
-                f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), "
-                f"{objective}, optimal {'/'.join(optimal[objective])}: "
-                f"{common.seed_summary(phase_runs, optimal[objective])}"
-            )
+        common.print_phases(per_seed, lengths, mode, list(PHASES), [optimal[obj] for obj in PHASES])
     return 0
 
 

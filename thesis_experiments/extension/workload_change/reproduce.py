@@ -99,19 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         common.print_pairs(pairs, "J s")
     for mode in args.mode:
         per_seed = [run_seed(args.platform, s, mode, lengths) for s in range(args.seeds)]
-        seconds = sum(r.seconds for runs in per_seed for r in runs)
-        print(
-            f"mode {mode}: phases of {'/'.join(map(str, lengths))} episodes x "
-            f"{args.seeds} seeds, {seconds:.1f} CPU s"
+        common.print_phases(
+            per_seed,
+            lengths,
+            mode,
+            [f"workload {name}" for name in names],
+            [optimal[name] for name in names],
         )
-        for k, name in enumerate(names):
-            phase_runs = [runs[k] for runs in per_seed]
-            start = sum(lengths[:k])
-            print(
-                f"  phase {k + 1} (episodes {start}-{start + lengths[k] - 1}), workload {name}, "
-                f"optimal {'/'.join(optimal[name])}: "
-                f"{common.seed_summary(phase_runs, optimal[name])}"
-            )
     return 0
 
 

@@ -525,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
         randoms = [held[f"{ev.RANDOM} (seed {s})"].mean_objective for s in args.seeds]
         gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
         verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
+        direction = "better" if gain >= 0 else "worse"
         train_wall = sum(r["wall"] for r in runs)
         train_cpu = sum(r["cpu"] for r in runs)
         steps = sum(r["steps"] for r in runs)
@@ -537,7 +538,8 @@ def main(argv: list[str] | None = None) -> int:
             f"held-out: selected model {model.mean_objective:.6g} (bounded slowdown "
             f"{model.mean_bounded_slowdown:.4g}) vs {best} (chosen on training windows) "
             f"{pair.mean_objective:.6g} (bounded {pair.mean_bounded_slowdown:.4g}): the model "
-            f"{verdict} it ({gain:+.2%}), better on {wins(label)} of {len(windows)} windows; "
+            f"{verdict} it ({abs(gain):.2%} {direction}), better on {wins(label)} of "
+            f"{len(windows)} windows; "
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"
         )

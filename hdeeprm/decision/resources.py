@@ -102,11 +102,6 @@ class CorePool:
         #: Sets that receive every processor whose bandwidth demand was summed again (settle:
         #: the sum in core order may round below the running one).
         self.demand_listeners: list[set[int]] = []
-        #: Sets that receive every processor of a node whose free memory changed, either way.
-        self.node_listeners: list[set[int]] = []
-        #: Sets that receive the id of every processor whose free cores changed (not its
-        #: demand: orderings that only care whether a processor has a free core).
-        self.free_listeners: list[set[int]] = []
         #: Sets that receive the id of every node whose free cores or free memory changed
         #: (the fit index's aggregates).
         self.node_change_listeners: list[set[int]] = []
@@ -143,13 +138,7 @@ class CorePool:
         self._changed: set[int] = set()
         self.over_starts.reset()
         self.over_ends.reset()
-        for listener in (
-            self.gain_listeners
-            + self.node_gain_listeners
-            + self.demand_listeners
-            + self.node_listeners
-            + self.free_listeners
-        ):
+        for listener in self.gain_listeners + self.node_gain_listeners + self.demand_listeners:
             listener.update(range(len(self.proc_cores)))
         for listener in self.node_change_listeners:
             listener.update(range(len(self.node_capacity)))
@@ -208,13 +197,8 @@ class CorePool:
         self.free_count -= 1
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
-        for listener in self.free_listeners:
-            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
-        if mem:
-            for listener in self.node_listeners:
-                listener.update(self.node_procs[node])
 
     def take_run(self, proc: int, count: int, job_id: str, mem: float, mem_bw: float) -> list[int]:
         """Give the ``count`` lowest free cores of ``proc`` to tasks of ``job_id``, in ascending
@@ -245,13 +229,8 @@ class CorePool:
         self.free_count -= count
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
-        for listener in self.free_listeners:
-            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
-        if mem:
-            for listener in self.node_listeners:
-                listener.update(self.node_procs[node])
         return cores
 
     def give(self, core: int) -> None:
@@ -276,13 +255,9 @@ class CorePool:
         self.free_count += 1
         for listener in self.gain_listeners:
             listener.add(proc)
-        for listener in self.free_listeners:
-            listener.add(proc)
         for listener in self.node_change_listeners:
             listener.add(node)
         if mem or self.node_free_mem[node] != before:
-            for listener in self.node_listeners:
-                listener.update(self.node_procs[node])
             for listener in self.node_gain_listeners:
                 listener.update(self.node_procs[node])
 
@@ -418,15 +393,13 @@ class CorePool:
         for proc in procs:
             proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += len(cores)
-        for listener in self.free_listeners:
-            listener.update(procs)
         for listener in self.gain_listeners:
             listener.update(procs)
         for listener in self.node_change_listeners:
             listener.update(nodes)
         if mem_nodes:
             node_procs = self.node_procs
-            for listener in self.node_listeners + self.node_gain_listeners:
+            for listener in self.node_gain_listeners:
                 for node in mem_nodes:
                     listener.update(node_procs[node])
         self.settle(cores, now)

@@ -25,6 +25,14 @@ are the same bit for bit whatever the number of workers (tested). A sub-environm
 raises surfaces as :class:`~hdeeprm.errors.VectorEnvError` naming the environment, its
 process and the method; a worker that dies is reported the same way.
 
+Transport: the few messages that carry Python objects (reset seeds and options, ``call`` /
+``get_attr`` / ``set_attr`` arguments and results, episode-end ``info`` dicts, a worker's
+error report) cross the private pipe between this object and the worker processes it started
+itself, in :mod:`pickle`'s format, as :mod:`multiprocessing` and Gymnasium's
+``AsyncVectorEnv`` do. Nothing is written to a file or read from one, and no other process
+can reach the pipes; the workers already run the caller's own environment code. The hot path
+(``step``) sends no pickled data.
+
 Example::
 
     from hdeeprm.environment.vector import SharedMemoryVectorEnv

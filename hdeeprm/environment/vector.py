@@ -30,8 +30,8 @@ Transport: the few messages that carry Python objects (reset seeds and options, 
 error report) cross the private pipe between this object and the worker processes it started
 itself, in :mod:`pickle`'s format, as :mod:`multiprocessing` and Gymnasium's
 ``AsyncVectorEnv`` do. Nothing is written to a file or read from one, and no other process
-can reach the pipes; the workers already run the caller's own environment code. The hot path
-(``step``) sends no pickled data.
+can reach the pipes; the workers already run the caller's own environment code. A ``step``
+sends pickled data only when an episode ends.
 
 Example::
 

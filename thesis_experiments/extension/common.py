@@ -539,6 +539,35 @@ def temp_run_dir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=_SCRATCH[0].name))
 
 
+def run_seeds(
+    options_file: Path,
+    platform: str,
+    workload_file: Path,
+    objective: str,
+    episodes: int,
+    seeds: int,
+    ppo_decisions: int,
+    tag: str,
+) -> tuple[dict[str, PairResult], list[str], list[TrainingRun], list[PPORun]]:
+    """One (platform, workload, objective) scenario: every fixed pair, the optimal ones,
+    ``seeds`` actor-critic runs and (with ``ppo_decisions``) as many PPO runs, seeds 0, 1, ...
+    ``tag`` names the scratch folders."""
+    options = scenario_options(options_file, platform, objective=objective)
+    pairs = run_fixed_pairs(options, workload_file, temp_run_dir(tag))
+
+    def seeded(seed: int) -> Options:
+        return scenario_options(options_file, platform, objective=objective, seed=seed)
+
+    runs = [
+        train(seeded(seed), workload_file, temp_run_dir(tag), episodes) for seed in range(seeds)
+    ]
+    ppo = [
+        train_ppo(seeded(seed), workload_file, temp_run_dir(tag), ppo_decisions)
+        for seed in range(seeds if ppo_decisions else 0)
+    ]
+    return pairs, optimal_pairs(pairs), runs, ppo
+
+
 def print_pairs(results: dict[str, PairResult], unit: str) -> None:
     best = optimal_pairs(results)
     for name, r in results.items():

@@ -41,28 +41,9 @@ def run_scenario(
     """Fixed pairs, ``seeds`` actor-critic runs and (with ``ppo_decisions``) as many PPO runs
     of one (platform, workload, objective)."""
     workload_file = common.HERE / "inputs" / f"{workload}.workload.json"
-    options = common.scenario_options(OPTIONS, platform, objective=objective)
-    pairs = common.run_fixed_pairs(options, workload_file, common.temp_run_dir(workload))
-    optimal = common.optimal_pairs(pairs)
-    runs = [
-        common.train(
-            common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
-            workload_file,
-            common.temp_run_dir(workload),
-            episodes,
-        )
-        for seed in range(seeds)
-    ]
-    ppo = [
-        common.train_ppo(
-            common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
-            workload_file,
-            common.temp_run_dir(workload),
-            ppo_decisions,
-        )
-        for seed in range(seeds if ppo_decisions else 0)
-    ]
-    return pairs, optimal, runs, ppo
+    return common.run_seeds(
+        OPTIONS, platform, workload_file, objective, episodes, seeds, ppo_decisions, workload
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,22 +43,9 @@ def run_scenario(
     """Fixed pairs, then ``seeds`` training runs (and as many PPO runs when
     ``ppo_decisions``); returns what the README table needs."""
     workload = common.HERE / "inputs" / f"{platform}.workload.json"
-    options = common.scenario_options(OPTIONS, platform, objective=objective)
-    pairs = common.run_fixed_pairs(options, workload, common.temp_run_dir(platform))
-    optimal = common.optimal_pairs(pairs)
-    runs = []
-    for seed in range(seeds):
-        seeded = common.scenario_options(OPTIONS, platform, objective=objective, seed=seed)
-        runs.append(common.train(seeded, workload, common.temp_run_dir(platform), episodes))
-    ppo = [
-        common.train_ppo(
-            common.scenario_options(OPTIONS, platform, objective=objective, seed=seed),
-            workload,
-            common.temp_run_dir(platform),
-            ppo_decisions,
-        )
-        for seed in range(seeds if ppo_decisions else 0)
-    ]
+    pairs, optimal, runs, ppo = common.run_seeds(
+        OPTIONS, platform, workload, objective, episodes, seeds, ppo_decisions, platform
+    )
     return {"pairs": pairs, "optimal": optimal, "runs": runs, "ppo": ppo}
 
 

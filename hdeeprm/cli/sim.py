@@ -18,7 +18,12 @@ import click
 
 from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.protocol.server import DEFAULT_SERVER_TIMEOUT
-from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint
+from hdeeprm.protocol.transport import (
+    DEFAULT_ENDPOINT,
+    DEFAULT_TRANSPORT,
+    TRANSPORTS,
+    check_endpoint,
+)
 
 VERBOSITY = ("quiet", "network-only", "information", "debug")
 
@@ -109,6 +114,15 @@ def export_location(prefix: str) -> tuple[Path, str]:
     show_default=True,
     help="Longest wait for one scheduler reply, in seconds (0: forever).",
 )
+@click.option(
+    "--transport",
+    type=click.Choice(TRANSPORTS),
+    default=DEFAULT_TRANSPORT,
+    show_default=True,
+    help="How to speak ZeroMQ to the scheduler: builtin (ZMTP 3.0 over a plain socket, no "
+    "ZeroMQ I/O thread: less CPU per message) or pyzmq (libzmq's REQ socket). The scheduler "
+    "sees no difference.",
+)
 @click.option("-v", "--verbosity", type=click.Choice(VERBOSITY), default="information")
 @click.option("-q", "--quiet", is_flag=True, help="Shortcut for --verbosity quiet.")
 def main(
@@ -122,6 +136,7 @@ def main(
     forward_profiles_on_submission: bool,
     batsim_timing: bool,
     timeout: float,
+    transport: str,
     verbosity: str,
     quiet: bool,
 ) -> None:
@@ -140,6 +155,7 @@ def main(
             energy=energy,
             initial_pstate=initial_pstate,
             batsim_timing=batsim_timing,
+            transport=transport,
         )
     except (InputError, OutputError) as exc:  # the user's to fix: exit code 2
         click.echo(f"hdeeprm-sim: error: {exc}", err=True)
@@ -174,13 +190,16 @@ def serve(
     energy: bool = True,
     initial_pstate: int | None = None,
     batsim_timing: bool = False,
+    transport: str = DEFAULT_TRANSPORT,
 ) -> str:
     """Load the inputs, serve the simulation on ``endpoint``, write the outputs; return a
     one-line summary. Input problems raise :class:`InputError` before anything connects.
 
     ``energy=False`` is Batsim without ``-E`` (see :func:`write_outputs`; P-state changes
     refused); ``initial_pstate`` overrides every host's initial P-state; ``batsim_timing`` orders
-    and splits each instant's events into messages as Batsim 4.2.1 does (docs/batsim.md)."""
+    and splits each instant's events into messages as Batsim 4.2.1 does (docs/batsim.md);
+    ``transport`` is how ZeroMQ is spoken (``builtin`` or ``pyzmq``, see
+    :func:`~hdeeprm.protocol.transport.open_requester`)."""
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
@@ -201,6 +220,7 @@ def serve(
         encoder=EventEncoder(paths, forward_profiles=forward_profiles),
         allow_pstate_changes=energy,
         timing=timing,
+        transport=transport,
     )
     stats = server.run()
     if timing is not None:

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import zmq
-
+from hdeeprm.errors import InputError
 from hdeeprm.protocol.batsim_timing import BatsimTiming
 from hdeeprm.protocol.codec import (
     TIME_TOLERANCE,
@@ -26,7 +25,13 @@ from hdeeprm.protocol.codec import (
     loads,
 )
 from hdeeprm.protocol.errors import ProtocolError
-from hdeeprm.protocol.transport import DEFAULT_ENDPOINT, check_endpoint, receive
+from hdeeprm.protocol.transport import (
+    DEFAULT_ENDPOINT,
+    DEFAULT_TRANSPORT,
+    TRANSPORTS,
+    check_endpoint,
+    open_requester,
+)
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.events import SetResourceState
 
@@ -89,6 +94,9 @@ class ProtocolServer:
         timing: order and split each instant's events as Batsim 4.2.1 does
             (:class:`~hdeeprm.protocol.batsim_timing.BatsimTiming` on ``engine``); default:
             one message per instant, as the embedded engine.
+        transport: ``builtin`` (default: ZMTP over a plain socket,
+            :mod:`hdeeprm.protocol.zmtp`, no ZeroMQ I/O thread) or ``pyzmq`` (libzmq's REQ
+            socket); the scheduler sees no difference.
     """
 
     def __init__(
@@ -101,7 +109,14 @@ class ProtocolServer:
         workload_paths: Mapping[str, str] | None = None,
         allow_pstate_changes: bool = True,
         timing: BatsimTiming | None = None,
+        transport: str = DEFAULT_TRANSPORT,
     ) -> None:
+        if transport not in TRANSPORTS:
+            raise InputError(
+                f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}",
+                where="transport",
+            )
+        self.transport = transport
         self.engine = engine
         self.timing = timing
         self.allow_pstate_changes = allow_pstate_changes
@@ -122,9 +137,6 @@ class ProtocolServer:
         engine = self.engine
         sim = self.timing if self.timing is not None else engine
         encode = self.encoder.encode_bytes
-        context = zmq.Context()
-        socket = context.socket(zmq.REQ)
-        socket.setsockopt(zmq.LINGER, 0)
         clock = time.perf_counter
         start = clock()
         cpu_start = time.process_time()
@@ -134,16 +146,18 @@ class ProtocolServer:
         # delay, 1e-21 s, to each reply; Batsim then reports that time as ``now``).
         scheduler_now = 0.0
         trace = LOG.isEnabledFor(logging.DEBUG)  # every message, as Batsim's network/INFO log
+        peer = f"the scheduler at {self.endpoint}"
+        link = open_requester(self.endpoint, self.timeout, peer=peer, transport=self.transport)
+        send, recv = link.send, link.recv
         try:
-            socket.connect(self.endpoint)
             message = sim.start()
             while True:
                 raw_out = encode(message, scheduler_now if scheduler_now > message.now else None)
                 if trace:
                     LOG.debug("Sending %s", raw_out.decode())
-                socket.send(raw_out)
+                send(raw_out)
                 tick = clock()
-                raw = receive(socket, self.timeout, peer=f"the scheduler at {self.endpoint}")
+                raw = recv()
                 if trace:
                     LOG.debug("Received %s", raw.decode("utf-8", "replace"))
                 waiting += clock() - tick
@@ -176,8 +190,7 @@ class ProtocolServer:
                 else:
                     message = engine.proceed(decisions)
         finally:
-            socket.close(linger=0)
-            context.term()
+            link.close()
         if self.ignored:
             LOG.info("ignored %d SET_JOB_METADATA/NOTIFY event(s)", len(self.ignored))
         messages = engine.nb_messages if self.timing is None else replies

@@ -1,4 +1,5 @@
-"""ZeroMQ plumbing shared by both sides: bounded waits and binding with clear errors."""
+"""ZeroMQ plumbing shared by both sides: bounded waits, binding with clear errors, and the
+REQ end hdeeprm-sim talks to its scheduler through (built-in ZMTP or libzmq's)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import re
 import time
 import weakref
 from collections.abc import Callable
+from typing import Protocol
 
 import zmq
 
 from hdeeprm.errors import InputError
 from hdeeprm.protocol.errors import EndpointInUseError, PeerTimeoutError
+from hdeeprm.protocol.zmtp import ZmtpRequester
 
 #: Batsim 4.x's default scheduler endpoint (``-s``).
 DEFAULT_ENDPOINT = "tcp://localhost:28000"
@@ -128,4 +131,75 @@ def bind(socket: zmq.Socket, endpoint: str | None) -> str:
     return endpoint
 
 
-__all__ = ["DEFAULT_ENDPOINT", "POLL_INTERVAL", "bind", "check_endpoint", "receive"]
+#: REQ implementations: ``builtin`` (:class:`~hdeeprm.protocol.zmtp.ZmtpRequester`, ZMTP over
+#: a plain socket: no I/O thread) and ``pyzmq`` (libzmq's REQ socket).
+TRANSPORTS = ("builtin", "pyzmq")
+DEFAULT_TRANSPORT = "builtin"
+
+
+class Requester(Protocol):
+    """The REQ end of a REQ/REP pair: ``send`` one request, then ``recv`` its reply."""
+
+    def send(self, body: bytes) -> None: ...
+
+    def recv(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class LibzmqRequester:
+    """libzmq's REQ socket behind :class:`Requester` (connects lazily, as libzmq does)."""
+
+    def __init__(self, endpoint: str, timeout: float | None, *, peer: str) -> None:
+        self.timeout = timeout
+        self.peer = peer
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.REQ)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.connect(endpoint)
+
+    def send(self, body: bytes) -> None:
+        self._socket.send(body)
+
+    def recv(self) -> bytes:
+        return receive(self._socket, self.timeout, peer=self.peer)
+
+    def close(self) -> None:
+        self._socket.close(linger=0)
+        self._context.term()
+
+
+def open_requester(
+    endpoint: str, timeout: float | None, *, peer: str, transport: str = DEFAULT_TRANSPORT
+) -> Requester:
+    """A REQ end connected to ``endpoint``, by ``transport`` (:data:`TRANSPORTS`).
+
+    ``inproc://`` endpoints always use libzmq: only a socket of the same ZeroMQ context can
+    reach them.
+
+    Raises:
+        InputError: unknown ``transport``.
+        PeerTimeoutError: (built-in) nobody accepted the connection within ``timeout``.
+    """
+    if transport not in TRANSPORTS:
+        raise InputError(
+            f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}",
+            where="transport",
+        )
+    if transport == "pyzmq" or endpoint.startswith("inproc://"):
+        return LibzmqRequester(endpoint, timeout, peer=peer)
+    return ZmtpRequester(endpoint, timeout, peer=peer)
+
+
+__all__ = [
+    "DEFAULT_ENDPOINT",
+    "DEFAULT_TRANSPORT",
+    "POLL_INTERVAL",
+    "TRANSPORTS",
+    "LibzmqRequester",
+    "Requester",
+    "bind",
+    "check_endpoint",
+    "open_requester",
+    "receive",
+]

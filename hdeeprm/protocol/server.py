@@ -20,9 +20,8 @@ from hdeeprm.protocol.batsim_timing import BatsimTiming
 from hdeeprm.protocol.codec import (
     TIME_TOLERANCE,
     EventEncoder,
-    decode_decisions,
-    empty_reply_now,
-    loads,
+    read_reply,
+    reply_time,
 )
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.protocol.transport import (
@@ -54,20 +53,6 @@ class ServeStats:
     #: CPU seconds this process spent on the exchange (all threads, ZeroMQ's I/O thread
     #: included): the figure to judge the server's cost by on a shared machine.
     cpu_time: float = 0.0
-
-
-def reply_time(doc: dict[str, Any], stamps: list[float], where: str) -> float:
-    """The ``now`` of a (parsed) scheduler reply; as Batsim, refuse a decision timestamped
-    after it (Batsim aborts: "timestamp ... should be lower than or equal to now")."""
-    reply_now = float(doc["now"])
-    for index, stamp in enumerate(stamps):
-        if stamp - reply_now > TIME_TOLERANCE:
-            raise ProtocolError(
-                f"decision {index} is timestamped {stamp!r}, after the reply's now "
-                f"({reply_now!r}); timestamps must be <= now",
-                f"{where}.events",
-            )
-    return reply_now
 
 
 def _refuse_pstate_changes(decisions: list, where: str) -> None:
@@ -164,17 +149,7 @@ class ProtocolServer:
                 replies += 1
                 if engine.finished:
                     break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
-                stamps: list[float] = []
-                reply_now = empty_reply_now(raw)  # most replies: no parsing needed
-                if reply_now is not None:
-                    decisions = []
-                else:
-                    where = f"reply {replies}"
-                    reply = loads(raw, where)
-                    decisions = decode_decisions(
-                        reply, where=where, ignored=self.ignored, stamps=stamps
-                    )
-                    reply_now = reply_time(reply, stamps, where)
+                reply_now, decisions, stamps = read_reply(raw, f"reply {replies}", self.ignored)
                 if not self.allow_pstate_changes:
                     _refuse_pstate_changes(decisions, f"reply {replies}")
                 limit = message.now + TIME_TOLERANCE
@@ -199,4 +174,4 @@ class ProtocolServer:
         return ServeStats(messages, engine.nb_events, wall, waiting, cpu)
 
 
-__all__ = ["DEFAULT_SERVER_TIMEOUT", "ProtocolServer", "ServeStats"]
+__all__ = ["DEFAULT_SERVER_TIMEOUT", "ProtocolServer", "ServeStats", "reply_time"]

@@ -133,11 +133,13 @@ class ZmtpRequester:
         self.timeout = None if timeout is None or timeout <= 0 else float(timeout)
         self._buffer = b""
         self._sock = self._connect()
+        self._handshaking = True
         try:
             self._handshake()
         except BaseException:
             self.close()
             raise
+        self._handshaking = False
 
     # --- connection -------------------------------------------------------------------
     def _deadline(self) -> float:
@@ -225,6 +227,11 @@ class ZmtpRequester:
         except (ConnectionResetError, BrokenPipeError):
             data = b""
         if not data:
+            if self._handshaking:  # libzmq hangs up on a socket type it cannot talk to
+                raise ProtocolError(
+                    f"{self.peer} closed the connection during the handshake; expected a "
+                    "ZeroMQ REP socket (a REQ socket talks only to REP and ROUTER)"
+                )
             raise ProtocolError(f"{self.peer} closed the connection")
         self._buffer = self._buffer + data if self._buffer else data
         if deadline is not None and time.monotonic() > deadline:

@@ -15,6 +15,7 @@ from hdeeprm.protocol.codec import (
     empty_reply_now,
     encode_decisions,
     normalise,
+    read_reply,
 )
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.simulation import (
@@ -433,3 +434,24 @@ def test_execute_job_fast_path_is_the_checked_path(alloc: str) -> None:
 def test_bad_execute_job_named_without_at(raw: bytes, match: str) -> None:
     with pytest.raises(ProtocolError, match=match):
         decode_decisions(raw)
+
+
+def test_read_reply_is_loads_decode_and_reply_time_in_one() -> None:
+    ignored: list[dict] = []
+    assert read_reply(b'{"now": 7.5, "events": []}', "reply 3", ignored) == (7.5, [], [])
+    raw = (
+        b'{"now": 9.0, "events": [{"timestamp": 8.0, "type": "EXECUTE_JOB", "data": {"job_id":'
+        b' "w0!1", "alloc": "4-6 2"}}, {"timestamp": 9.0, "type": "NOTIFY", "data": {}},'
+        b' {"timestamp": 9.0, "type": "REJECT_JOB", "data": {"job_id": "w0!2"}}]}'
+    )
+    now, decisions, stamps = read_reply(raw, "reply 3", ignored)
+    assert now == 9.0 and stamps == [8.0, 9.0]
+    assert decisions == [ExecuteJob("w0!1", (2, 4, 5, 6)), RejectJob("w0!2")]
+    assert [e["type"] for e in ignored] == ["NOTIFY"]
+    late = _reply("REJECT_JOB", {"job_id": "w0!2"}, t=10.0).replace(b'"now":10.0', b'"now":9.0')
+    with pytest.raises(ProtocolError, match=r"reply 4\.events: decision 0 is timestamped 10\.0"):
+        read_reply(late, "reply 4")
+    with pytest.raises(ProtocolError, match="reply 5: not a JSON message"):
+        read_reply(b'{"now": 1.0, "events": [', "reply 5")
+    # a UTF-16 message (json.loads sniffs the encoding) still parses
+    assert read_reply('{"now": 2.0, "events": []} '.encode("utf-16-le"), "r")[0] == 2.0

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from protocol_helpers import THESIS_XML, free_port
 
 from hdeeprm.cli.sim import export_location, main, serve
-from hdeeprm.errors import SimulationError
+from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.protocol import PeerTimeoutError, ProtocolError, ProtocolServer
 from hdeeprm.simulation import Engine, load_platform_xml
 from hdeeprm.workload.model import load_workload
@@ -75,10 +75,18 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path]:
     return platform, workload
 
 
-def _server(tmp_path: Path, endpoint: str, timeout: float = 5.0) -> ProtocolServer:
+def _server(
+    tmp_path: Path, endpoint: str, timeout: float = 5.0, transport: str = "builtin"
+) -> ProtocolServer:
     platform, workload = _inputs(tmp_path)
     engine = Engine(load_platform_xml(platform), load_workload(workload))
-    return ProtocolServer(engine, endpoint, timeout=timeout, workload_paths={"w0": str(workload)})
+    return ProtocolServer(
+        engine,
+        endpoint,
+        timeout=timeout,
+        workload_paths={"w0": str(workload)},
+        transport=transport,
+    )
 
 
 def _run_in_thread(target: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
@@ -114,10 +122,11 @@ def thesis_answers(message: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def test_thesis_4_1_4_over_the_wire(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["builtin", "pyzmq"])
+def test_thesis_4_1_4_over_the_wire(tmp_path: Path, transport: str) -> None:
     scheduler = Scheduler()
     try:
-        server = _server(tmp_path, scheduler.endpoint)
+        server = _server(tmp_path, scheduler.endpoint, transport=transport)
         thread, outcome = _run_in_thread(server.run)
         scheduler.play(thesis_answers)
         thread.join(5.0)
@@ -242,10 +251,16 @@ def test_silent_scheduler_times_out(tmp_path: Path) -> None:
     assert "within 0.3 s" in str(outcome["error"])
 
 
-def test_absent_scheduler_times_out(tmp_path: Path) -> None:
-    server = _server(tmp_path, f"tcp://127.0.0.1:{free_port()}", timeout=0.3)
+@pytest.mark.parametrize("transport", ["builtin", "pyzmq"])
+def test_absent_scheduler_times_out(tmp_path: Path, transport: str) -> None:
+    server = _server(tmp_path, f"tcp://127.0.0.1:{free_port()}", timeout=0.3, transport=transport)
     with pytest.raises(PeerTimeoutError, match="no message from the scheduler"):
         server.run()
+
+
+def test_unknown_transport_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown transport 'zeromq'"):
+        _server(tmp_path, "tcp://127.0.0.1:28000", transport="zeromq")
 
 
 @pytest.mark.parametrize(

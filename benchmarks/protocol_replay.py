@@ -1,16 +1,19 @@
 """The same Gaia replay in-process and over Batsim's protocol (ZeroMQ + JSON, ``hdeeprm-sim``).
 
 Run: ``python benchmarks/protocol_replay.py [--nb-jobs N] [--decider first-fit|
-shortest-high_gflops] [--trace PATH]``.
+shortest-high_gflops] [--trace PATH] [--repeat R]``.
 
 Converts the first N usable jobs of the UniLu Gaia trace (``parallel_homogeneous`` profiles)
-for the generated Gaia platform (2,280 cores), then replays them twice with the same decision
-system: in-process on the embedded engine, and as a Batsim client of an ``hdeeprm-sim``
-process (exactly what ``hdeeprm-launch --simulator batsim --batsim hdeeprm-sim`` does), and,
-when a real Batsim 4.x is found (``$HDEEPRM_BATSIM``, PATH, ``~/.cache/hdeeprm-batsim``; ``make
-batsim``), a third time on it. Prints messages, events, the wall times, the cost per message
-beside the bound of a bare ZeroMQ round trip between two Python processes (same message
-sizes), and whether the ``out_jobs.csv`` files are identical.
+for the generated Gaia platform (2,280 cores), then replays them with the same decision system:
+in-process on the embedded engine; as a Batsim client of an ``hdeeprm-sim`` process (exactly
+what ``hdeeprm-launch --simulator batsim --batsim hdeeprm-sim`` does), R times with each
+transport, alternated: ``--transport pyzmq`` (libzmq's REQ socket, the server before issue 13)
+and ``--transport builtin`` (hdeeprm's own ZMTP, no ZeroMQ I/O thread); and, when a real Batsim
+4.x is found (``$HDEEPRM_BATSIM``, PATH, ``~/.cache/hdeeprm-batsim``; ``make batsim``), once on
+it. Prints messages, events, wall times, CPU time per message of the server's loop, of the
+whole simulator process (Batsim's too) and of the client, beside the bound of a bare REQ/REP
+round trip between two Python processes (same message sizes; libzmq's and the built-in REQ
+end), the codec's hot-loop costs, and whether the ``out_jobs.csv`` files are identical.
 
 Deciders: ``first-fit`` is FCFS on the lowest free host ids with every host switched to P0 at
 the start; ``shortest-high_gflops`` is hdeeprm's workload manager with that classic policy pair
@@ -22,10 +25,13 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import resource
 import shutil
+import socket
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,12 +42,13 @@ from hdeeprm.protocol.codec import (
     EventEncoder,
     decode_decisions,
     dumps,
-    empty_reply_now,
     encode_decisions,
     loads,
+    read_reply,
+    reply_time,
 )
 from hdeeprm.protocol.errors import BatsimNotFoundError
-from hdeeprm.protocol.server import reply_time
+from hdeeprm.protocol.transport import open_requester
 from hdeeprm.simulation import (
     SIMULATION_BEGINS,
     SIMULATION_ENDS,
@@ -92,6 +99,13 @@ def sim_executable(folder: Path) -> str:
     return str(wrapper)
 
 
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 ECHO = """
 import sys, time, zmq
 ctx = zmq.Context(); sock = ctx.socket(zmq.REP); sock.bind(sys.argv[1])
@@ -118,22 +132,21 @@ class RoundTrip:
     rep_cpu: float
 
 
-def bare_round_trip(request_size: int, reply_size: int, count: int = 5000) -> RoundTrip:
-    """A REQ/REP round trip with a Python REP process that does nothing."""
+def bare_round_trip(
+    request_size: int, reply_size: int, count: int = 5000, *, builtin: bool = False
+) -> RoundTrip:
+    """A REQ/REP round trip with a Python REP process that does nothing; the REQ end is
+    libzmq's, or with ``builtin`` hdeeprm-sim's own (:mod:`hdeeprm.protocol.zmtp`)."""
     import subprocess
 
-    import zmq
-
-    context = zmq.Context()
-    sock = context.socket(zmq.REQ)
-    port = sock.bind_to_random_port("tcp://127.0.0.1")
-    sock.close()
+    port = free_port()
     endpoint = f"tcp://127.0.0.1:{port}"
     peer = subprocess.Popen([sys.executable, "-c", ECHO, endpoint, str(reply_size)])
-    sock = context.socket(zmq.REQ)
-    sock.connect(endpoint)
+    sock = open_requester(
+        endpoint, 10.0, peer="the echo process", transport="builtin" if builtin else "pyzmq"
+    )
     payload = b"y" * request_size
-    for _ in range(200):  # warm up
+    for _ in range(200):  # warm up (libzmq's connection is made on the way)
         sock.send(payload)
         sock.recv()
     sock.send(b"start")
@@ -149,7 +162,6 @@ def bare_round_trip(request_size: int, reply_size: int, count: int = 5000) -> Ro
     rep_cpu = float(sock.recv())
     peer.wait(10)
     sock.close()
-    context.term()
     return RoundTrip(elapsed / count, req_cpu / count, rep_cpu / count)
 
 
@@ -171,8 +183,7 @@ def server_codec_costs(
         reply_time(reply, stamps, "reply 1")
 
     def served_read(raw: bytes) -> None:
-        if empty_reply_now(raw) is None:
-            general_read(raw)
+        read_reply(raw, "reply 1", [])
 
     jobs = (
         (lambda: [dumps(encoder.encode(m)) for m in sent], len(sent)),
@@ -205,12 +216,65 @@ def replay(sim: BatsimSimulation, decider) -> tuple[float, float]:  # noqa: ANN0
     return exchange, cpu
 
 
+@dataclass(frozen=True)
+class Served:
+    """One replay through ``hdeeprm-sim`` (or Batsim): times in seconds."""
+
+    messages: int
+    #: Client side: the exchange's wall time and this process's CPU time (decider + codec).
+    exchange: float
+    client_cpu: float
+    #: The server's own serving loop, CPU (from hdeeprm-sim's summary line; nan for Batsim).
+    server_cpu: float
+    #: The whole simulator process's CPU (start, inputs, serving, outputs): getrusage.
+    process_cpu: float
+    jobs_csv: str
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def serve_replay(
+    folder: Path,
+    name: str,
+    executable: str,
+    args: Sequence[str],
+    decider,  # noqa: ANN001
+    xml_path: Path,
+    workload_path: Path,
+) -> Served:
+    """Replay through ``executable`` (hdeeprm-sim or Batsim) with ``decider``."""
+    log = folder / f"{name}.log"
+    sim = BatsimSimulation(
+        xml_path,
+        [workload_path],
+        folder / name / "out",
+        executable=executable,
+        timeout=600,
+        extra_args=args,
+        log_path=log,
+    )
+    before = children_cpu()
+    exchange, client_cpu = replay(sim, decider)
+    process_cpu = children_cpu() - before
+    served = re.search(r"messages in [0-9.]+ s \(CPU ([0-9.]+) s\)", log.read_text())
+    server_cpu = float(served.group(1)) if served else math.nan
+    jobs = (folder / name / "out_jobs.csv").read_text()
+    return Served(sim.nb_messages, exchange, client_cpu, server_cpu, process_cpu, jobs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, default=GAIA_SWF, help="SWF trace to replay")
     parser.add_argument("--nb-jobs", type=int, default=10_000, help="usable jobs to replay")
     parser.add_argument(
         "--decider", default="first-fit", choices=["first-fit", "shortest-high_gflops"]
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="hdeeprm-sim runs per transport (alternated)"
     )
     args = parser.parse_args()
     if not args.trace.is_file():
@@ -257,96 +321,109 @@ def main() -> None:
         replies = [dumps(encode_decisions(now, answer)) for now, answer in answers]
         codec = server_codec_costs(sent, replies)
         messages, events = engine.nb_messages, engine.nb_events
+        reference = jobs_csv(engine)
 
-        # --- over the protocol ---
-        decider = make_decider(args.decider, hierarchy)
-        log = folder / "sim.log"
-        sim = BatsimSimulation(
-            xml_path,
-            [workload_path],
-            folder / "remote" / "out",
-            executable=sim_executable(folder),
-            timeout=120,
-            log_path=log,
-        )
-        tick = time.perf_counter()
-        exchange, client_cpu = replay(sim, decider)
-        total = time.perf_counter() - tick
-        served = re.search(r"messages in ([0-9.]+) s \(CPU ([0-9.]+) s\)", log.read_text())
-        server_side = float(served.group(1)) if served else float("nan")
-        server_cpu = float(served.group(2)) if served else float("nan")
-
-        same = (folder / "remote" / "out_jobs.csv").read_text() == jobs_csv(engine)
+        # --- over the protocol: libzmq's REQ socket (before) and the built-in one (after) ---
+        executable = sim_executable(folder)
+        runs: dict[str, list[Served]] = {"pyzmq": [], "builtin": []}
+        for index in range(args.repeat):
+            for transport in runs:
+                runs[transport].append(
+                    serve_replay(
+                        folder,
+                        f"sim-{transport}-{index}",
+                        executable,
+                        ["--transport", transport],
+                        make_decider(args.decider, hierarchy),
+                        xml_path,
+                        workload_path,
+                    )
+                )
 
         # --- on a real Batsim, if there is one ---
-        batsim_line = "Batsim: not found (make batsim, or set HDEEPRM_BATSIM)"
-        batsim_same = None
+        batsim: Served | None = None
         try:
             batsim_exe = find_executable(default_batsim())
         except BatsimNotFoundError:
             batsim_exe = None
         if batsim_exe is not None:
-            real = BatsimSimulation(
+            batsim = serve_replay(
+                folder,
+                "batsim",
+                batsim_exe,
+                [],
+                make_decider(args.decider, hierarchy),
                 xml_path,
-                [workload_path],
-                folder / "batsim" / "out",
-                executable=batsim_exe,
-                timeout=600,
-                log_path=folder / "batsim.log",
+                workload_path,
             )
-            tick = time.perf_counter()
-            batsim_exchange, _ = replay(real, make_decider(args.decider, hierarchy))
-            batsim_total = time.perf_counter() - tick
-            batsim_line = (
-                f"{'Batsim 4.2.1 (client side)':24} {real.nb_messages:>9} {'':>9} "
-                f"{batsim_exchange:>8.2f} {batsim_exchange / real.nb_messages * 1e6:>11.1f}"
-                f"   (incl. start and outputs {batsim_total:.2f} s)"
-            )
-            batsim_jobs = (folder / "batsim" / "out_jobs.csv").read_text().splitlines()
-            batsim_same = len(batsim_jobs) == len(workload.jobs) + 1
 
-        bare = bare_round_trip(1200, 300)
-        print(f"{'':24} {'messages':>9} {'events':>9} {'wall s':>8} {'us/message':>11}")
+        bare_zmq = bare_round_trip(1200, 300)
+        bare_builtin = bare_round_trip(1200, 300, builtin=True)
+
+    # Wall time (noise on a shared machine: mostly waiting for a core).
+    print(f"{'':34} {'messages':>9} {'events':>9} {'wall s':>8} {'us/message':>11}")
+    print(
+        f"{'in-process':34} {messages:>9} {events:>9} {in_process:>8.2f} "
+        f"{in_process / messages * 1e6:>11.1f}"
+    )
+    for transport, served_runs in runs.items():
+        for served in served_runs:
+            print(
+                f"{'hdeeprm-sim --transport ' + transport:34} {served.messages:>9} {events:>9} "
+                f"{served.exchange:>8.2f} {served.exchange / served.messages * 1e6:>11.1f}"
+            )
+    if batsim is not None:
         print(
-            f"{'in-process':24} {messages:>9} {events:>9} {in_process:>8.2f} "
-            f"{in_process / messages * 1e6:>11.1f}"
+            f"{'Batsim 4.2.1':34} {batsim.messages:>9} {'':>9} {batsim.exchange:>8.2f} "
+            f"{batsim.exchange / batsim.messages * 1e6:>11.1f}"
         )
+    else:
+        print("Batsim: not found (make batsim, or set HDEEPRM_BATSIM)")
+    print(
+        f"bare round trip (Python REQ <-> Python REP), wall: libzmq REQ {bare_zmq.wall * 1e6:.1f}"
+        f" us, built-in REQ {bare_builtin.wall * 1e6:.1f} us"
+    )
+
+    # CPU time: what to judge by on a shared machine. The in-process replay does the work of
+    # both sides with no protocol.
+    print("CPU time per message, us (process_time / getrusage, all threads):")
+    print(f"  in-process (engine + decider, both sides' work):  {in_cpu / messages * 1e6:7.1f}")
+    print(
+        f"  bare REQ side: libzmq {bare_zmq.req_cpu * 1e6:.1f}, built-in "
+        f"{bare_builtin.req_cpu * 1e6:.1f}   (bare REP side {bare_zmq.rep_cpu * 1e6:.1f})"
+    )
+    print(f"  {'':32} {'server loop':>11} {'sim process':>11} {'client':>8}")
+    labels = {"pyzmq": "before: --transport pyzmq", "builtin": "after: --transport builtin"}
+    for transport, served_runs in runs.items():
+        for served in served_runs:
+            per = 1e6 / served.messages
+            print(
+                f"  hdeeprm-sim {labels[transport]:26} {served.server_cpu * per:>11.1f} "
+                f"{served.process_cpu * per:>11.1f} {served.client_cpu * per:>8.1f}"
+            )
+    if batsim is not None:
+        per = 1e6 / batsim.messages
         print(
-            f"{'hdeeprm-sim (client side)':24} {sim.nb_messages:>9} {events:>9} {exchange:>8.2f} "
-            f"{exchange / sim.nb_messages * 1e6:>11.1f}"
+            f"  {'Batsim 4.2.1 (its own process)':38} {'':>5} {batsim.process_cpu * per:>11.1f} "
+            f"{batsim.client_cpu * per:>8.1f}"
         )
-        print(batsim_line)
-        print(f"bare ZeroMQ round trip (Python REQ <-> Python REP): {bare.wall * 1e6:.1f} us")
-        print(f"hdeeprm-sim run incl. process start and outputs: {total:.2f} s")
-        print(f"hdeeprm-sim's own serving time: {server_side:.2f} s")
-        overhead = (exchange - in_process) / messages
-        print(
-            f"protocol overhead: {overhead * 1e6:.1f} us/message (bound {bare.wall * 1e6:.1f}), "
-            f"x{exchange / in_process:.1f} the in-process replay"
-        )
-        # CPU time: what to judge by on a shared machine (wall time there is mostly waiting
-        # for a core). The in-process replay does the work of both sides with no protocol.
-        per = 1e6 / messages
-        bare_cpu = bare.req_cpu + bare.rep_cpu
-        print("CPU time per message, us (process_time, all threads incl. ZeroMQ's I/O thread):")
-        print(
-            f"  in-process (engine + decider):            {in_cpu * per:>7.1f}\n"
-            f"  hdeeprm-sim server (engine + codec + zmq): {server_cpu * per:>7.1f}"
-            f"   bare REQ side {bare.req_cpu * 1e6:.1f}\n"
-            f"  client (decider + codec + zmq):           {client_cpu * per:>7.1f}"
-            f"   bare REP side {bare.rep_cpu * 1e6:.1f}\n"
-            f"  both sides beyond in-process and bare:    "
-            f"{(server_cpu + client_cpu - in_cpu) * per - bare_cpu * 1e6:>7.1f}"
-        )
-        print(
-            "server codec per message, us of CPU (hot loop over the same messages, no sockets):\n"
-            f"  writing a message: dumps(encode()) {codec[0]:.2f}, encode_bytes() {codec[1]:.2f}\n"
-            f"  reading a reply:   loads() + decode_decisions() {codec[2]:.2f}, "
-            f"with the fast paths (as served) {codec[3]:.2f}"
-        )
-        print(f"identical out_jobs.csv (in-process, hdeeprm-sim): {'yes' if same else 'NO'}")
-        if batsim_same is not None:
-            print(f"Batsim wrote every job: {'yes' if batsim_same else 'NO'}")
+    best = {t: min(r.server_cpu for r in served_runs) for t, served_runs in runs.items()}
+    print(
+        f"  server loop, best run: before {best['pyzmq'] / messages * 1e6:.1f}, after "
+        f"{best['builtin'] / messages * 1e6:.1f} (bound: bare REQ side, libzmq "
+        f"{bare_zmq.req_cpu * 1e6:.1f})"
+    )
+    print(
+        "server codec per message, us of CPU (hot loop over the same messages, no sockets):\n"
+        f"  writing a message: dumps(encode()) {codec[0]:.2f}, encode_bytes() {codec[1]:.2f}\n"
+        f"  reading a reply:   loads() + decode_decisions() {codec[2]:.2f}, "
+        f"read_reply() (as served) {codec[3]:.2f}"
+    )
+    same = all(r.jobs_csv == reference for served_runs in runs.values() for r in served_runs)
+    print(f"identical out_jobs.csv (in-process, every hdeeprm-sim run): {'yes' if same else 'NO'}")
+    if batsim is not None:
+        batsim_rows = len(batsim.jobs_csv.splitlines()) - 1
+        print(f"Batsim wrote every job: {'yes' if batsim_rows == len(workload.jobs) else 'NO'}")
 
 
 if __name__ == "__main__":

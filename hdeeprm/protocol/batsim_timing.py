@@ -202,9 +202,15 @@ class BatsimTiming:
         self._bandwidth = list(bandwidth)
         self._now = 0.0  # SimGrid's clock
         self._rem = np.full(64, np.inf)
-        #: Below what remaining duration each slot ends: 1e-9 s for a sleep; for a parallel
-        #: task, SimGrid's work precision (1e-14 of the task) in seconds.
+        #: Below what remaining duration each slot ends: 1e-9 s for a sleep; 0 for a parallel
+        #: task, whose end is decided on its remaining work (``_frac``), marked -1 in ``_rem``.
         self._prec = np.full(64, TIMING_PRECISION)
+        #: Parallel tasks as SimGrid's L07 model runs them: the remaining fraction of the task
+        #: (1 at the start) and its rate (fraction per second), by slot.
+        self._frac = np.zeros(64)
+        self._rate = np.zeros(64)
+        self._ptasks: set[int] = set()
+        self._ptask_slots = np.zeros(0, dtype=np.intp)
         self._sleeps: list[_Sleep | None] = [None] * 64
         self._free = list(range(63, -1, -1))
         self._jobs: dict[str, _Sleep] = {}
@@ -324,28 +330,46 @@ class BatsimTiming:
         duration: float,
         bandwidth: float = 0.0,
         job_id: str = "",
-        precision: float = TIMING_PRECISION,
+        rate: float = 0.0,
     ) -> _Sleep:
+        """A sleep of ``duration`` s, or with ``rate`` > 0 a parallel task of that rate
+        (SimGrid's L07: the fraction left, 1 now, drops by ``rate x delta`` at each step)."""
         if not self._free:
             size = len(self._rem)
             self._rem = np.concatenate([self._rem, np.full(size, np.inf)])
             self._prec = np.concatenate([self._prec, np.full(size, TIMING_PRECISION)])
+            self._frac = np.concatenate([self._frac, np.zeros(size)])
+            self._rate = np.concatenate([self._rate, np.zeros(size)])
             self._sleeps += [None] * size
             self._free = list(range(2 * size - 1, size - 1, -1))
         slot = self._free.pop()
         self._seq += 1
         sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
-        self._rem[slot] = duration
-        self._prec[slot] = precision
-        if precision > self._max_prec:
-            self._max_prec = precision
+        if rate > 0.0:
+            self._frac[slot] = 1.0
+            self._rate[slot] = rate
+            self._rem[slot] = 1.0 / rate  # SimGrid's time to completion: remains / rate
+            self._prec[slot] = 0.0
+            self._set_ptask(slot, True)
+        else:
+            self._rem[slot] = duration
+            self._prec[slot] = TIMING_PRECISION
         self._sleeps[slot] = sleep
         return sleep
+
+    def _set_ptask(self, slot: int, on: bool) -> None:
+        if on:
+            self._ptasks.add(slot)
+        else:
+            self._ptasks.discard(slot)
+        self._ptask_slots = np.fromiter(self._ptasks, np.intp, len(self._ptasks))
 
     def _release(self, sleep: _Sleep) -> None:
         self._rem[sleep.slot] = np.inf
         self._sleeps[sleep.slot] = None
         self._free.append(sleep.slot)
+        if sleep.slot in self._ptasks:
+            self._set_ptask(sleep.slot, False)
         if sleep.events:
             self._attached -= 1
 
@@ -390,11 +414,10 @@ class BatsimTiming:
             job = self.engine.jobs[decision.job_id]
             self._forget(job.id)
             self._fine[job.id] = [self._now, math.nan]
-            duration, computes = _run_time(self.engine, job)
+            duration, rate = _run_time(self.engine, job)
             host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
-            precision = WORK_PRECISION * duration if computes else TIMING_PRECISION
             if duration != math.inf:
-                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, precision)
+                self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, rate)
         elif kind is CallMeLater:
             target = float(decision.timestamp)
             wait = target - self._now
@@ -431,6 +454,9 @@ class BatsimTiming:
                     # its first speed): it ends at this instant, not when it was due.
                     wait = nominal - self._now
                     self._rem[sleep.slot] = wait if wait > 0.0 else 0.0
+                    if sleep.slot in self._ptasks:  # now a plain sleep to that instant
+                        self._prec[sleep.slot] = TIMING_PRECISION
+                        self._set_ptask(sleep.slot, False)
                 if sleep is None:  # not modelled (slowed down, re-paced): it ends now
                     bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
                     sleep = self._sleep(_JOB, 0.0, bw, job.id)
@@ -485,14 +511,31 @@ class BatsimTiming:
                 delta = min(delta, self._remains / receiving.bandwidth)
             self._now += delta
             rem -= delta
+            done = ()
+            if len(self._ptask_slots):
+                # Parallel tasks, as L07's update_actions_state: remains -= rate x delta,
+                # 0 below precision/work-amount x precision/timing (then finished); the next
+                # step's candidate is remains / rate.
+                slots = self._ptask_slots
+                rates = self._rate[slots]
+                left = self._frac[slots] - rates * delta
+                left[left < WORK_PRECISION] = 0.0
+                self._frac[slots] = left
+                rem[slots] = left / rates
+                done = slots[left == 0.0]
+                rem[done] = -1.0
             # Nothing ends unless the nearest sleep gets within the largest precision.
             ended = np.flatnonzero(rem < self._prec) if nearest - delta < self._max_prec else ()
+            if len(done):
+                ended = np.union1d(ended, done)
             fired = []
             for slot in ended:
                 sleep = sleeps[slot]
                 self._rem[slot] = np.inf
                 sleeps[slot] = None
                 self._free.append(int(slot))
+                if slot in self._ptasks:
+                    self._set_ptask(int(slot), False)
                 if sleep.kind == _JOB:
                     self._jobs.pop(sleep.job_id, None)
                     fine = self._fine.get(sleep.job_id)
@@ -583,27 +626,127 @@ class BatsimTiming:
         return Message(float(f"{self._now:.6f}"), events)
 
 
-def _run_time(engine: Engine, job: Any) -> tuple[float, bool]:
-    """How long Batsim's job actor sleeps or computes, and whether it computes (a parallel
-    task, which ends at its work's precision, not at the sleeps' 1e-9 s): a delay job
-    ``delay`` unless its walltime is not longer (then it sleeps the walltime); a parallel task
-    its flops at its slowest host's speed (P-state changes are not modelled), unless its
-    walltime is not longer."""
+def _run_time(engine: Engine, job: Any) -> tuple[float, float]:
+    """How long Batsim's job actor sleeps, or at what rate it computes: ``(duration, rate)``,
+    rate 0 for a sleep. A delay job sleeps ``delay`` unless its walltime is not longer (then the
+    walltime). A parallel task computes ``flops`` per host (``cpu``, or ``cpu / hosts`` for
+    ``parallel_homogeneous_total``) at SimGrid L07's rate, ``speed / flops`` for its slowest
+    host (the fair-bottleneck share of a host it alone uses, equal to the task's CPU bound),
+    as a fraction of the task per second; it takes ``1 / rate`` s unless its walltime is not
+    longer. P-state changes during the task are not modelled."""
     profile = job.profile
     walltime = job.spec.walltime
+    if walltime is not None:
+        walltime = batsim_double(walltime)
     if profile.type == "delay":
-        duration = float(profile.delay or 0.0)
+        duration = batsim_double(profile.delay or 0.0)
     else:
-        work = float(profile.cpu or 0.0)
+        work = batsim_double(profile.cpu or 0.0)
         if profile.type == "parallel_homogeneous_total":
             work /= len(job.alloc)
         speed = min(engine.host_speed(h) for h in job.alloc)
-        duration = work / speed if speed > 0.0 else math.inf
-        if walltime is None or duration < walltime:
-            return duration, True
+        rate = speed / work if speed > 0.0 and work > 0.0 else 0.0
+        duration = 1.0 / rate if rate > 0.0 else (0.0 if work <= 0.0 else math.inf)
+        if rate > 0.0 and (walltime is None or duration < walltime):
+            return duration, rate
     if walltime is not None and not duration < walltime:
-        return float(walltime), False
-    return duration, False
+        return float(walltime), 0.0
+    return duration, 0.0
+
+
+def batsim_double(value: float) -> float:
+    """``value`` as Batsim reads it from a workload file: RapidJSON's default number parsing
+    (``Document::Parse`` without ``kParseFullPrecisionFlag``) of the text Python writes for it
+    (``repr``, what ``json.dump`` writes). That parser builds the significand in integers
+    while it stays below 2^53, then in doubles (``d * 10 + digit``, at most 17 digits), and
+    scales once by a power of ten: a number of 17 significant digits (common in converted
+    workloads: ``242168380631578.97``) may come out one ulp away from the correctly rounded
+    value Python reads, and a parallel task's rate with it."""
+    text = repr(float(value))
+    if text in ("inf", "-inf", "nan"):
+        return float(value)
+    pos = 0
+    minus = text[0] == "-"
+    if minus:
+        pos = 1
+    n = len(text)
+
+    def digit(at: int) -> int:
+        return ord(text[at]) - 48 if at < n and "0" <= text[at] <= "9" else -1
+
+    i = 0  # RapidJSON's unsigned, uint64 and double significands
+    i64 = 0
+    use64 = use_double = False
+    d = 0.0
+    significant = 0
+    limit32, last32 = (214748364, 8) if minus else (429496729, 5)
+    if digit(pos) == 0:
+        pos += 1
+    else:
+        i = digit(pos)
+        pos += 1
+        while (c := digit(pos)) >= 0:
+            if i >= limit32 and (i != limit32 or c > last32):
+                i64, use64 = i, True
+                break
+            i = i * 10 + c
+            significant += 1
+            pos += 1
+    if use64:
+        limit64, last64 = (0x0CCCCCCCCCCCCCCC, 8) if minus else (0x1999999999999999, 5)
+        while (c := digit(pos)) >= 0:
+            if i64 >= limit64 and (i64 != limit64 or c > last64):
+                d, use_double = float(i64), True
+                break
+            i64 = i64 * 10 + c
+            significant += 1
+            pos += 1
+    if use_double:
+        while (c := digit(pos)) >= 0:
+            d = d * 10 + c
+            pos += 1
+    exp_frac = 0
+    if pos < n and text[pos] == ".":
+        pos += 1
+        if not use_double:
+            if not use64:
+                i64 = i
+            while (c := digit(pos)) >= 0:
+                if i64 > (1 << 53) - 1:
+                    break
+                i64 = i64 * 10 + c
+                exp_frac -= 1
+                if i64 != 0:
+                    significant += 1
+                pos += 1
+            d, use_double = float(i64), True
+        while (c := digit(pos)) >= 0:
+            if significant < 17:
+                d = d * 10.0 + c
+                exp_frac -= 1
+                if d > 0.0:
+                    significant += 1
+            pos += 1
+    exp = 0
+    if pos < n and text[pos] in "eE":
+        if not use_double:
+            d, use_double = float(i64 if use64 else i), True
+        pos += 1
+        exp_minus = text[pos] == "-"
+        if text[pos] in "+-":
+            pos += 1
+        exp = int(text[pos:])
+        if exp_minus:
+            exp = -exp
+    if not use_double:
+        result = float(i64 if use64 else i)
+    else:
+        power = exp + exp_frac
+        if power < -308:
+            d = d / float("1e308")
+            power += 308
+        result = d * float(f"1e{power}") if power >= 0 else d / float(f"1e{-power}")
+    return -result if minus else result
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)

@@ -234,6 +234,56 @@ def test_a_job_sped_up_by_a_pstate_change_ends_when_the_engine_ends_it() -> None
     assert a.finish_time == pytest.approx(2.5, abs=1e-9)
 
 
+def test_a_parallel_task_ends_in_simgrid_l07_arithmetic() -> None:
+    # a: 49 Gflop on one 1 Gflop/s host, submitted at 1, starts at 1 + 3e-10 (the submitter's
+    # message, the EXECUTE_JOB, each 1e-10). SimGrid's L07 gives it the rate r = 1e9 / 49e9 =
+    # 0.02040816326530612 (fraction of the task per second) and remains 1. Two more steps of
+    # 1e-10 s (the REQ-REP actor's messages) each take r x 1e-10 off: 0.9999999999979592, then
+    # 0.9999999999959184 at 1.0000000005; the next step is remains / r = 48.9999999998 s, so it
+    # ends at 1.0000000005 + 48.9999999998 = 50.000000000300005. Timed in seconds instead
+    # (49 s, -1e-10, -1e-10, then the rest) it would end at 50.0000000003, one ulp earlier:
+    # on long traces such ulps decide the 6th printed decimal (63 Gaia jobs before).
+    specs = [JobSpec("a", 1.0, 1, "a", None)]
+    profiles = {"a": Profile("a", "parallel_homogeneous", cpu=49e9)}
+    engine = Engine(SimPlatform.homogeneous(1, [1e9]), Workload(0, specs, profiles, "w0"))
+    sim = BatsimTiming(engine, [ROUTE])
+    sim.start()
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        started = message.events[0].type == JOB_SUBMITTED
+        message = sim.proceed([ExecuteJob("w0!a", [0])] if started else [])
+    assert sim.report_times() == 1
+    a = engine.jobs["w0!a"]
+    assert a.start_time == 1.0000000003
+    assert a.finish_time == 50.000000000300005
+    assert 1.0000000005 + (49.0 - 1e-10 - 1e-10) == 50.0000000003  # the seconds arithmetic
+
+
+def test_parallel_tasks_sharing_steps_each_keep_their_own_fraction() -> None:
+    # a (49 Gflop) and b (3 Gflop) on hosts 0 and 1, both submitted at 1 and started by one
+    # reply. b (rate 1/3) ends after its own remains / rate; a keeps losing r x delta at every
+    # step of b's run, end and completion message, which split a's time without moving its
+    # end by more than the arithmetic's ulps: 49 s and 3 s to within 1e-12 s.
+    specs = [JobSpec("a", 1.0, 1, "a", None), JobSpec("b", 1.0, 1, "b", None)]
+    profiles = {
+        "a": Profile("a", "parallel_homogeneous", cpu=49e9),
+        "b": Profile("b", "parallel_homogeneous", cpu=3e9),
+    }
+    engine = Engine(SimPlatform.homogeneous(2, [1e9]), Workload(0, specs, profiles, "w0"))
+    sim = BatsimTiming(engine, [ROUTE, ROUTE])
+    sim.start()
+    message = sim.proceed([])
+    while message.events[0].type != SIMULATION_ENDS:
+        started = message.events[0].type == JOB_SUBMITTED
+        decisions = [ExecuteJob("w0!a", [0]), ExecuteJob("w0!b", [1])] if started else []
+        message = sim.proceed(decisions)
+    sim.report_times()
+    a, b = engine.jobs["w0!a"], engine.jobs["w0!b"]
+    assert b.finish_time - b.start_time == pytest.approx(3.0, abs=1e-12)
+    assert a.finish_time - a.start_time == pytest.approx(49.0, abs=1e-12)
+    assert a.start_time < b.start_time  # the server handles a's EXECUTE_JOB first
+
+
 def test_same_results_as_the_engine_whatever_the_grouping() -> None:
     # Grouping changes what a scheduler sees, not the simulation: with a scheduler whose
     # decisions do not depend on it, jobs start and end at the same times.

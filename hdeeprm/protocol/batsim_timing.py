@@ -760,5 +760,6 @@ __all__ = [
     "LOOPBACK_BANDWIDTH",
     "TIMING_PRECISION",
     "BatsimTiming",
+    "batsim_double",
     "completion_bandwidths",
 ]

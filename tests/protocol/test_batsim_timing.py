@@ -15,7 +15,7 @@ import zmq
 
 from hdeeprm.cli.sim import serve
 from hdeeprm.errors import InputError
-from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
+from hdeeprm.protocol.batsim_timing import BatsimTiming, batsim_double, completion_bandwidths
 from hdeeprm.simulation import Engine, SimPlatform
 from hdeeprm.simulation.events import (
     JOB_COMPLETED,
@@ -257,6 +257,20 @@ def test_a_parallel_task_ends_in_simgrid_l07_arithmetic() -> None:
     assert a.start_time == 1.0000000003
     assert a.finish_time == 50.000000000300005
     assert 1.0000000005 + (49.0 - 1e-10 - 1e-10) == 50.0000000003  # the seconds arithmetic
+
+
+def test_workload_numbers_as_batsims_rapidjson_reads_them() -> None:
+    # "9009118315789.475" (a Gaia job's flops): RapidJSON builds 9009118315789475 in an
+    # integer (it was below 2^53 before the last digit), converts it to a double: 2^53 <
+    # it, so even integers only, a tie between ...474 and ...476 rounded to even: ...476; then
+    # divides by 1e3: 9009118315789.476 rounds to the double printed 9009118315789.477, one
+    # ulp (2^-9) above the correctly rounded 9009118315789.475 Python reads.
+    assert batsim_double(9009118315789.475) == 9009118315789.477
+    assert 9009118315789.477 - 9009118315789.475 == 2.0**-9
+    # Exact when the significand and the power of ten are exact doubles:
+    for value in (5e9, 0.1, 123.456, 3514575380210527.0, 1e16, 1.5e-7, 86400.0, 0.0):
+        assert batsim_double(value) == value
+    assert batsim_double(-9009118315789.475) == -9009118315789.477
 
 
 def test_parallel_tasks_sharing_steps_each_keep_their_own_fraction() -> None:

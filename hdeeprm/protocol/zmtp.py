@@ -170,12 +170,12 @@ class ZmtpRequester:
             break
         if family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self.timeout is not None:  # blocking calls that give up: one syscall per recv
+        if self.timeout is not None:  # blocking calls that give up: one syscall per call
             seconds = int(self.timeout)
-            micro = int((self.timeout - seconds) * 1e6)
-            sock.setsockopt(
-                socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", seconds, micro)
-            )
+            timeval = struct.pack("ll", seconds, int((self.timeout - seconds) * 1e6))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+            # A peer that stopped reading (hung, not dead) cannot block a large send forever.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
         return sock
 
     def _handshake(self) -> None:
@@ -310,6 +310,11 @@ class ZmtpRequester:
     def _send(self, data: bytes) -> None:
         try:
             self._sock.sendall(data)
+        except (BlockingIOError, TimeoutError):  # SO_SNDTIMEO ran out
+            raise PeerTimeoutError(
+                f"{self.peer} did not take a message within {self.timeout:g} s; it may be "
+                "stuck (raise the timeout if it is just slow)"
+            ) from None
         except (BrokenPipeError, ConnectionResetError):
             raise ProtocolError(f"{self.peer} closed the connection") from None
         except OSError as exc:

@@ -300,3 +300,22 @@ def test_peers_that_are_not_a_plain_zmtp3_rep_are_refused(greeting: bytes, match
             ZmtpRequester(endpoint, 5.0, peer="the script")
     finally:
         thread.join(5.0)
+
+
+def test_a_peer_that_stops_reading_cannot_block_a_send_forever() -> None:
+    release = threading.Event()
+
+    def script(conn: socket.socket) -> None:
+        conn.sendall(_ready_rep())
+        _read_handshake(conn)
+        release.wait(10.0)  # hung: reads nothing more
+
+    endpoint, thread = _scripted(script)
+    link = ZmtpRequester(endpoint, 0.3, peer="the script")
+    try:
+        with pytest.raises(PeerTimeoutError, match="did not take a message within 0.3 s"):
+            link.send(bytes(64 << 20))  # more than the kernel's buffers take
+    finally:
+        release.set()
+        link.close()
+        thread.join(5.0)

@@ -6,7 +6,9 @@
   ``hdeeprm-launch --simulator batsim``.
 * **Batsim schedulers on hdeeprm** (server): :class:`ProtocolServer` puts the embedded engine
   behind Batsim's socket; ``hdeeprm-sim`` is its command line, with Batsim's flags.
-* :mod:`hdeeprm.protocol.codec` translates messages and decisions in both directions.
+* :mod:`hdeeprm.protocol.codec` translates messages and decisions in both directions;
+  :mod:`hdeeprm.protocol.zmtp` is the server's own ZeroMQ REQ end (ZMTP 3.0 on a plain socket,
+  ``hdeeprm-sim --transport builtin``).
 
 See ``docs/batsim.md``.
 """

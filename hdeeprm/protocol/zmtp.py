@@ -21,6 +21,7 @@ frame), and a peer that closes the connection (libzmq would wait out the timeout
 from __future__ import annotations
 
 import errno
+import math
 import re
 import socket
 import struct
@@ -143,7 +144,7 @@ class ZmtpRequester:
 
     # --- connection -------------------------------------------------------------------
     def _deadline(self) -> float:
-        return time.monotonic() + self.timeout if self.timeout is not None else float("inf")
+        return time.monotonic() + self.timeout if self.timeout is not None else math.inf
 
     def _timed_out(self) -> PeerTimeoutError:
         return PeerTimeoutError(
@@ -157,8 +158,12 @@ class ZmtpRequester:
         while True:
             sock = socket.socket(family, socket.SOCK_STREAM)
             try:
+                # Bounded even towards a host that drops the connection request.
+                left = deadline - time.monotonic()
+                sock.settimeout(max(left, 0.001) if left != math.inf else None)
                 sock.connect(address)
-            except (ConnectionRefusedError, FileNotFoundError):
+                sock.settimeout(None)  # blocking again: the kernel's timeouts below apply
+            except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
                 sock.close()  # nobody bound yet: retry, as libzmq does
                 if time.monotonic() + RECONNECT_INTERVAL >= deadline:
                     raise self._timed_out() from None

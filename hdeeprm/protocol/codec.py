@@ -137,8 +137,15 @@ _STRING = _STRING_ASCII
 
 
 def alloc_text(ids: Sequence[int]) -> str:
-    """:func:`format_interval_set` with a fast path for one run of consecutive ids (the usual
-    allocation: a Python loop over 160 hosts costs ~9 us per completion otherwise)."""
+    """:func:`format_interval_set` with fast paths for one run of consecutive ids (the usual
+    allocation: a Python loop over 160 hosts costs ~9 us per completion otherwise): a tuple
+    already in order (the engine keeps the decoded allocation) is compared with its range
+    in C, without building a set and sorting it (1.4 against 3.0 us for 160 hosts)."""
+    count = len(ids)
+    if count and type(ids) is tuple:
+        first, last = ids[0], ids[-1]
+        if last - first == count - 1 and ids == tuple(range(first, last + 1)):
+            return str(first) if count == 1 else f"{first}-{last}"
     ordered = sorted(set(ids))
     count = len(ordered)
     if count and ordered[-1] - ordered[0] == count - 1:

@@ -391,7 +391,23 @@ def test_encode_bytes_is_dumps_of_encode() -> None:
         encoder.encode_bytes(Message(float("nan"), []))
 
 
-@pytest.mark.parametrize("ids", [(), (4,), (3, 4, 5), (5, 3, 4, 4), (0, 2), (7, 1, 2, 3, 9, 10)])
+@pytest.mark.parametrize(
+    "ids",
+    [
+        (),
+        (4,),
+        (3, 4, 5),
+        (5, 3, 4, 4),
+        (0, 2),
+        (7, 1, 2, 3, 9, 10),
+        # the in-order fast path must not take these: out of order, or a duplicate that
+        # makes last - first == count - 1 without being a run
+        (3, 5, 4),
+        (3, 3, 5),
+        [3, 4, 5],
+        tuple(range(104, 264)),
+    ],
+)
 def test_alloc_text_is_format_interval_set(ids: tuple[int, ...]) -> None:
     assert alloc_text(ids) == format_interval_set(ids)
 

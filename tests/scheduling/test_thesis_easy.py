@@ -82,3 +82,23 @@ def test_best_triple_end_to_end_on_kth_head() -> None:
         runs.append([(j.spec.id, j.start_time) for j in jobs])
         assert len(jobs) == 1500 and model.t == 1500  # one NAG step per completion
     assert runs[0] == runs[1]  # deterministic
+
+
+def test_markdown_table_from_a_results_file(tmp_path: Path) -> None:
+    thesis = R.thesis_values()
+    results = tmp_path / "results.csv"
+    rows = ["heuristic,avebsld,thesis,max_bsld,mean_wait,cpu_s"]
+    for name, (spec, _) in R.losses().items():
+        rows.append(f"{name},{thesis[R.thesis_key(spec)] + 1.0},,0,0,0")
+    results.write_text("\n".join(rows) + "\n")
+    table = R.markdown_table(results).splitlines()
+    assert len(table) == 2 + 20  # header, rule, one row per loss
+    assert table[0].startswith("| over / under / weight | easy / requested |")
+    e_loss = next(line for line in table if line.startswith("| squared / linear / large_area"))
+    # easy-sjbf / incremental is the 5th cell: ours = thesis + 1
+    assert e_loss.split(" | ")[5] == "52.4 (51.4)"
+    results.write_text("\n".join(rows[:-1]) + "\n")
+    with pytest.raises(
+        ValueError, match="no row for 'linear/linear/large_area/doubling/easy-sjbf'"
+    ):
+        R.markdown_table(results)

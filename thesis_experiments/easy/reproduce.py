@@ -15,6 +15,12 @@ max wait, the CPU seconds of the run, and the thesis's value where it has one (f
 ends with the ranking agreement: Spearman's rank correlation of the triples' AVEbsld, thesis vs
 ours. ``--csv`` also writes every line to a new CSV file (never overwriting one).
 
+``--ablation`` runs the best triple with the regression's settings one at a time: the previous
+defaults (eta = 50, L2 = 1e-6, negative outputs predicting 1 s), the authors' eta and L2, and
+the two readings of a negative output (:data:`hdeeprm.scheduling.regression.OUTPUTS`).
+``--table RESULTS_CSV`` prints the markdown table of the README from a ``--csv`` file of a
+``--losses`` run (no simulation).
+
 ``--tune`` runs the best triple (E-Loss, incremental, EASY-SJBF) with the regression's learning
 rate ``eta`` and L2 strength around their defaults (x 1/2 to 2 and x 1/10 to 10) on the first
 ``--tune-jobs`` jobs of the trace (the *tuning part*) and on the whole trace, and prints the
@@ -232,6 +238,81 @@ def tune(trace: Path, tune_jobs: int) -> int:
     return 0
 
 
+#: ``--ablation``: label -> OnlineRegression keyword arguments (E-Loss, best triple).
+ABLATION: dict[str, dict[str, float | str]] = {
+    "eta 50, L2 1e-6, floor (the previous defaults)": {"eta": 50.0, "l2": 1e-6, "output": "floor"},
+    "eta 50, L2 1e-6, abs": {"eta": 50.0, "l2": 1e-6, "output": "abs"},
+    "authors' eta and L2, floor": {"output": "floor"},
+    "authors' eta and L2, abs (the defaults)": {},
+}
+
+
+def ablation(trace: Path) -> int:
+    """The ``--ablation`` runs (see the module docstring)."""
+    platform, sim_platform, workload = inputs(trace)
+    print(f"best triple {BEST_TRIPLE}, E-Loss; KTH-SP2 {len(workload.jobs)} jobs")
+    print(f"{'regression settings':52s} {'AVEbsld':>8s} {'negative':>9s} {'cpu s':>6s}")
+    for label, options in ABLATION.items():
+        model = _Counting(E_LOSS, **options)
+        t0 = time.process_time()
+        jobs = simulate_once(platform, sim_platform, workload, BEST_TRIPLE, model)
+        share = model.negative / max(model.predicted, 1)
+        print(
+            f"{label:52s} {avebsld(jobs):8.2f} {share:9.3f} {time.process_time() - t0:6.1f}",
+            flush=True,
+        )
+    return 0
+
+
+class _Counting(OnlineRegression):
+    """Counts the predictions whose model output is negative."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.predicted = 0
+        self.negative = 0
+
+    def predict(self, job: object, now: float) -> float:
+        value = super().predict(job, now)
+        self.predicted += 1
+        self.negative += float(self.w @ self._features[job.seq]) < 0
+        return value
+
+
+CORRECTIONS_SHOWN = ("requested", "incremental", "doubling")
+VARIANTS_SHOWN = ("easy", "easy-sjbf")
+
+
+def markdown_table(results: Path) -> str:
+    """The README's 20-loss table from a ``--csv`` file of a ``--losses`` run: one row per
+    loss, one ``ours (thesis)`` cell per (variant, correction)."""
+    ours: dict[str, float] = {}
+    with results.open(newline="") as f:
+        for i, row in enumerate(csv.DictReader(f)):
+            try:
+                ours[row["heuristic"]] = float(row["avebsld"])
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(f"{results}: data row {i + 1}: {err!r}") from err
+    thesis = thesis_values()
+    head = [f"{v} / {c}" for v in VARIANTS_SHOWN for c in CORRECTIONS_SHOWN]
+    lines = [
+        "| over / under / weight | " + " | ".join(head) + " |",
+        "|---" * (len(head) + 1) + "|",
+    ]
+    for over, under, weight in itertools.product(LOSS_BASES, LOSS_BASES, WEIGHTS):
+        cells = []
+        for variant in VARIANTS_SHOWN:
+            for correction in CORRECTIONS_SHOWN:
+                name = f"{over}/{under}/{weight}/{correction}/{variant}"
+                spec = losses()[name][0]
+                ref = thesis[thesis_key(spec)]
+                if name not in ours:
+                    raise ValueError(f"{results}: no row for {name!r} (run --losses --csv)")
+                cells.append(f"{ours[name]:.1f} ({ref:.1f})")
+        lines.append(f"| {over} / {under} / {weight} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def open_new_csv(path: Path) -> tuple[object, Path]:
     """A temporary file next to ``path`` (renamed onto it at the end); refuses an existing
     ``path`` so a user's file is never overwritten."""
@@ -249,12 +330,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, default=None)
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--tune-jobs", type=int, default=10000)
+    parser.add_argument("--ablation", action="store_true")
+    parser.add_argument("--table", type=Path, default=None, metavar="RESULTS_CSV")
     args = parser.parse_args(argv)
+    if args.table is not None:
+        print(markdown_table(args.table))
+        return 0
     if not args.trace.is_file():
         print(f"trace not found: {args.trace}", file=sys.stderr)
         return 1
     if args.tune:
         return tune(args.trace, args.tune_jobs)
+    if args.ablation:
+        return ablation(args.trace)
     thesis = thesis_values()
     configs = dict(HEADLINE)
     if args.triples:

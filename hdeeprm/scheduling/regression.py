@@ -14,8 +14,12 @@ The loss of predicting ``f`` for a job that ran ``p`` (Table 4.3, Eq. 4.3):
 * ``gamma * L_over(f - p)`` when ``f >= p``, ``gamma * L_under(p - f)`` otherwise;
 * ``L`` is ``squared`` (``z^2``) or ``linear`` (``z``);
 * ``gamma`` is ``constant`` (1), ``short_wide`` (5 + log(q/p)), ``long_narrow`` (5 + log(p/q)),
-  ``small_area`` (11 + log(1/(q p))) or ``large_area`` (log(q p)), floored at 1e-3 so it stays
-  positive for any job (the thesis chose its constants for "typical" jobs).
+  ``small_area`` (11 + log(1/(q p))) or ``large_area`` (log(q p)), floored at
+  :data:`WEIGHT_FLOOR` so it stays positive for any job, as the thesis requires ("gamma_j > 0";
+  it chose the constants "to ensure positivity ... with typical running times"). On KTH-SP2
+  ``short_wide`` is negative for every job with ``p > e^5 q`` (148 s per core); the authors'
+  simulator does not floor, so such jobs push its model the wrong way: ``weight_floor=None``
+  reproduces that.
 
 E-Loss (the thesis's best triple) is squared over-prediction, linear under-prediction and the
 ``large_area`` weight.
@@ -60,7 +64,11 @@ L2 = 4e9
 OUTPUTS: tuple[str, ...] = ("abs", "floor")
 
 
-def _weight(name: str, q: float, p: float) -> float:
+#: Lowest weight gamma (``None`` in :class:`OnlineRegression` keeps negative weights).
+WEIGHT_FLOOR = 1e-3
+
+
+def _weight(name: str, q: float, p: float, floor: float | None = WEIGHT_FLOOR) -> float:
     p = max(p, 1.0)
     q = max(q, 1.0)
     if name == "constant":
@@ -75,20 +83,24 @@ def _weight(name: str, q: float, p: float) -> float:
         value = math.log(q * p)
     else:
         raise ValueError(f"unknown weight {name!r}")
-    return max(value, 1e-3)
+    return value if floor is None else max(value, floor)
 
 
-def loss_gradient(loss: LossSpec, f: float, p: float, q: float) -> float:
+def loss_gradient(
+    loss: LossSpec, f: float, p: float, q: float, floor: float | None = WEIGHT_FLOOR
+) -> float:
     """d loss / d prediction for prediction ``f``, real run time ``p``, ``q`` cores."""
-    gamma = _weight(loss.weight, q, p)
+    gamma = _weight(loss.weight, q, p, floor)
     if f >= p:
         return gamma * (2.0 * (f - p) if loss.over == "squared" else 1.0)
     return -gamma * (2.0 * (p - f) if loss.under == "squared" else 1.0)
 
 
-def loss_value(loss: LossSpec, f: float, p: float, q: float) -> float:
+def loss_value(
+    loss: LossSpec, f: float, p: float, q: float, floor: float | None = WEIGHT_FLOOR
+) -> float:
     """The loss itself (for reports such as thesis Table 4.8)."""
-    gamma = _weight(loss.weight, q, p)
+    gamma = _weight(loss.weight, q, p, floor)
     if f >= p:
         z = f - p
         return gamma * (z * z if loss.over == "squared" else z)
@@ -118,10 +130,16 @@ class OnlineRegression:
         eta: NAG learning rate (seconds of prediction per unit step); :data:`ETA` by default.
         l2: L2 regularisation strength; :data:`L2` by default.
         output: :data:`OUTPUTS`'s reading of a negative model output; ``abs`` by default.
+        weight_floor: lowest loss weight; ``None`` keeps negative weights (the authors' code).
     """
 
     def __init__(
-        self, loss: LossSpec = E_LOSS, eta: float = ETA, l2: float = L2, output: str = "abs"
+        self,
+        loss: LossSpec = E_LOSS,
+        eta: float = ETA,
+        l2: float = L2,
+        output: str = "abs",
+        weight_floor: float | None = WEIGHT_FLOOR,
     ) -> None:
         if output not in OUTPUTS:
             raise ValueError(f"unknown output {output!r}; allowed: {', '.join(OUTPUTS)}")
@@ -129,6 +147,7 @@ class OnlineRegression:
         self.eta = eta
         self.l2 = l2
         self.output = output
+        self.weight_floor = weight_floor
         size = 1 + 2 * NB_FEATURES + len(_ROWS)
         self.w = np.zeros(size)
         self.scale = np.zeros(size)
@@ -240,7 +259,7 @@ class OnlineRegression:
         f = float(w @ phi)
         self.t += 1
         self.norm += float(np.sum((phi[live] / scale[live]) ** 2))
-        g = loss_gradient(self.loss, f, p, q) * phi + self.l2 * w
+        g = loss_gradient(self.loss, f, p, q, self.weight_floor) * phi + self.l2 * w
         self.grad_sq += g * g
         step = live & (self.grad_sq > 0)
         rate = self.eta * math.sqrt(self.t / self.norm) if self.norm > 0 else 0.0

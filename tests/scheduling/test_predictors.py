@@ -178,3 +178,20 @@ def test_output_reads_negative_models() -> None:
         assert model.predict(job, 0.0) == expected
     with pytest.raises(ValueError, match="unknown output 'sign'"):
         OnlineRegression(output="sign")
+
+
+def test_negative_weights_by_hand() -> None:
+    """short_wide for one core and 1,000 s: 5 + log(1/1000) = -1.908; the thesis requires
+    gamma > 0 (floored at 1e-3), the authors' code keeps it, so an under-prediction then
+    pushes the prediction further down."""
+    spec = LossSpec("linear", "linear", "short_wide")
+    gamma = 5 + math.log(1 / 1000)
+    assert gamma == pytest.approx(-1.9078, abs=1e-4)
+    assert loss_gradient(spec, 900, 1000, 1) == pytest.approx(-1e-3)
+    assert loss_gradient(spec, 900, 1000, 1, None) == pytest.approx(-gamma)
+    assert loss_value(spec, 900, 1000, 1, None) == pytest.approx(gamma * 100)
+    model = OnlineRegression(spec, eta=1.0, l2=0.0, weight_floor=None)
+    phi = np.zeros_like(model.w)
+    phi[0] = 1.0
+    model.update(phi, 1000.0, 1.0)  # f = 0 < p, g = -gamma > 0: w = -1 instead of +1
+    assert model.w[0] == pytest.approx(-1.0)

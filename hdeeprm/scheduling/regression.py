@@ -5,19 +5,37 @@ the user's last three run times and their averages, requested cores and the user
 request, the user's running jobs, the break since their last completion, time of day and of
 week as cosine/sine pairs). The model is a degree-2 polynomial ``w . Phi(x)`` with
 ``Phi(x) = (1, x_i, x_i^2, x_i x_l)`` (1 + 2n + n(n-1)/2 = 231 terms), fitted online with the
-Normalized Adaptive Gradient (NAG, Ross, Mineiro and Langford 2013) plus an L2 penalty: each
-completed job is one update, so the model learns as the trace unfolds, with no look-ahead.
+Normalized Adaptive Gradient (NAG, Ross, Mineiro and Langford 2013, the thesis's [95]) plus an
+L2 penalty: each completed job is one update, so the model learns as the trace unfolds, with
+no look-ahead.
 
 The loss of predicting ``f`` for a job that ran ``p`` (Table 4.3, Eq. 4.3):
 
 * ``gamma * L_over(f - p)`` when ``f >= p``, ``gamma * L_under(p - f)`` otherwise;
 * ``L`` is ``squared`` (``z^2``) or ``linear`` (``z``);
 * ``gamma`` is ``constant`` (1), ``short_wide`` (5 + log(q/p)), ``long_narrow`` (5 + log(p/q)),
-  ``small_area`` (11 + log(1/(q p))) or ``large_area`` (log(q p)), floored at 1e-3 so it stays
-  positive for any job (the thesis chose its constants for "typical" jobs).
+  ``small_area`` (11 + log(1/(q p))) or ``large_area`` (log(q p)), floored at
+  :data:`WEIGHT_FLOOR` so it stays positive for any job, as the thesis requires ("gamma_j > 0";
+  it chose the constants "to ensure positivity ... with typical running times"). On KTH-SP2
+  ``short_wide`` is negative for every job with ``p > e^5 q`` (148 s per core); the authors'
+  simulator does not floor, so such jobs push its model the wrong way: ``weight_floor=None``
+  reproduces that.
 
 E-Loss (the thesis's best triple) is squared over-prediction, linear under-prediction and the
-``large_area`` weight. Predictions are clamped to [1 s, requested time].
+``large_area`` weight.
+
+**What the thesis does not state, taken from the authors' released code.** The thesis defers
+the learning rate and regularisation to "the values of the parameters considered for the
+search" (4.2.4) and never gives them, nor what a negative model output predicts. The simulator
+the thesis names (4.4.2: "a fork of ... pyss"), released as ``predictsim`` with the per-triple
+results behind Tables 4.6-4.7 (its KTH-SP2 ``metrics_complete`` holds the 51.44 of the best
+triple), uses NAG with ``eta = 5000`` and an L2 strength of ``4e9`` for every loss, and predicts
+``|w . Phi(x)|`` clamped to [1 s, requested time]. Its NAG counts ``n = 2t - 1`` where Ross et
+al. count ``t`` examples, so its steps are sqrt(2) times Ross et al.'s at the same ``eta``: the
+default :data:`ETA` is ``5000 sqrt(2)`` in Ross et al.'s form, used here. With these values the
+E-Loss model's output is negative for about 99% of KTH-SP2's jobs, so the *magnitude* of a
+negative polynomial is the prediction: :data:`OUTPUTS` keeps both readings (``abs``, the
+authors'; ``floor``, a negative output predicting 1 s).
 """
 
 from __future__ import annotations
@@ -35,8 +53,22 @@ WEEK = 7 * DAY
 NB_FEATURES = 20
 _ROWS, _COLS = np.triu_indices(NB_FEATURES, k=1)
 
+#: NAG learning rate (seconds of prediction per normalised step): predictsim's ``eta = 5000``
+#: with its counter ``n = 2t - 1`` is ``5000 sqrt(2)`` with Ross et al.'s ``t`` (module doc).
+ETA = 5000.0 * math.sqrt(2.0)
+#: L2 regularisation strength of predictsim's campaign (every loss, every trace).
+L2 = 4e9
+#: How a model output becomes a prediction before the [1 s, requested time] clamp: ``abs``
+#: takes its magnitude (the authors' predictor), ``floor`` keeps its sign (a negative output
+#: predicts 1 s).
+OUTPUTS: tuple[str, ...] = ("abs", "floor")
 
-def _weight(name: str, q: float, p: float) -> float:
+
+#: Lowest weight gamma (``None`` in :class:`OnlineRegression` keeps negative weights).
+WEIGHT_FLOOR = 1e-3
+
+
+def _weight(name: str, q: float, p: float, floor: float | None = WEIGHT_FLOOR) -> float:
     p = max(p, 1.0)
     q = max(q, 1.0)
     if name == "constant":
@@ -51,20 +83,24 @@ def _weight(name: str, q: float, p: float) -> float:
         value = math.log(q * p)
     else:
         raise ValueError(f"unknown weight {name!r}")
-    return max(value, 1e-3)
+    return value if floor is None else max(value, floor)
 
 
-def loss_gradient(loss: LossSpec, f: float, p: float, q: float) -> float:
+def loss_gradient(
+    loss: LossSpec, f: float, p: float, q: float, floor: float | None = WEIGHT_FLOOR
+) -> float:
     """d loss / d prediction for prediction ``f``, real run time ``p``, ``q`` cores."""
-    gamma = _weight(loss.weight, q, p)
+    gamma = _weight(loss.weight, q, p, floor)
     if f >= p:
         return gamma * (2.0 * (f - p) if loss.over == "squared" else 1.0)
     return -gamma * (2.0 * (p - f) if loss.under == "squared" else 1.0)
 
 
-def loss_value(loss: LossSpec, f: float, p: float, q: float) -> float:
+def loss_value(
+    loss: LossSpec, f: float, p: float, q: float, floor: float | None = WEIGHT_FLOOR
+) -> float:
     """The loss itself (for reports such as thesis Table 4.8)."""
-    gamma = _weight(loss.weight, q, p)
+    gamma = _weight(loss.weight, q, p, floor)
     if f >= p:
         z = f - p
         return gamma * (z * z if loss.over == "squared" else z)
@@ -91,14 +127,27 @@ class OnlineRegression:
 
     Args:
         loss: basis losses and weight; E-Loss by default.
-        eta: NAG learning rate (seconds of prediction per unit step).
-        l2: L2 regularisation strength.
+        eta: NAG learning rate (seconds of prediction per unit step); :data:`ETA` by default.
+        l2: L2 regularisation strength; :data:`L2` by default.
+        output: :data:`OUTPUTS`'s reading of a negative model output; ``abs`` by default.
+        weight_floor: lowest loss weight; ``None`` keeps negative weights (the authors' code).
     """
 
-    def __init__(self, loss: LossSpec = E_LOSS, eta: float = 50.0, l2: float = 1e-6) -> None:
+    def __init__(
+        self,
+        loss: LossSpec = E_LOSS,
+        eta: float = ETA,
+        l2: float = L2,
+        output: str = "abs",
+        weight_floor: float | None = WEIGHT_FLOOR,
+    ) -> None:
+        if output not in OUTPUTS:
+            raise ValueError(f"unknown output {output!r}; allowed: {', '.join(OUTPUTS)}")
         self.loss = loss
         self.eta = eta
         self.l2 = l2
+        self.output = output
+        self.weight_floor = weight_floor
         size = 1 + 2 * NB_FEATURES + len(_ROWS)
         self.w = np.zeros(size)
         self.scale = np.zeros(size)
@@ -169,6 +218,8 @@ class OnlineRegression:
         phi = self.basis(self.features(job, now))
         self._features[job.seq] = phi
         value = float(self.w @ phi)
+        if self.output == "abs":
+            value = abs(value)
         req = job.req if math.isfinite(job.req) else math.inf
         if not math.isfinite(value):
             value = req
@@ -189,19 +240,26 @@ class OnlineRegression:
             self.update(phi, run_time, float(job.res))
 
     def update(self, phi: np.ndarray, p: float, q: float) -> None:
-        """One NAG step on example ``phi`` with real run time ``p``."""
+        """One NAG step on example ``phi`` with real run time ``p``.
+
+        ``w_i -= eta sqrt(t / N) g_i / (s_i sqrt(G_i))``: scaling feature ``i`` by ``c``
+        scales ``g_i`` by ``c``, ``s_i`` by ``c`` and ``sqrt(G_i)`` by ``c``, so the step, like
+        the weight that keeps ``w_i x_i``, scales by ``1 / c``. A feature larger than any seen
+        before therefore rescales its weight by ``s_i / |x_i|`` (Ross et al.'s NAG, as in the
+        authors' simulator), not by the squared ratio of the non-adaptive update.
+        """
         w, scale = self.w, self.scale
         mag = np.abs(phi)
         grow = mag > scale
         if grow.any():
             old = scale[grow]
-            w[grow] *= np.where(old > 0, (old * old) / (mag[grow] ** 2), 1.0)
+            w[grow] *= np.where(old > 0, old / mag[grow], 1.0)
             scale[grow] = mag[grow]
         live = scale > 0
         f = float(w @ phi)
         self.t += 1
         self.norm += float(np.sum((phi[live] / scale[live]) ** 2))
-        g = loss_gradient(self.loss, f, p, q) * phi + self.l2 * w
+        g = loss_gradient(self.loss, f, p, q, self.weight_floor) * phi + self.l2 * w
         self.grad_sq += g * g
         step = live & (self.grad_sq > 0)
         rate = self.eta * math.sqrt(self.t / self.norm) if self.norm > 0 else 0.0

@@ -17,6 +17,7 @@ gain. Also prints each window's offered load (:func:`hdeeprm.environment.episode
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import logging
@@ -55,11 +56,42 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--trace", type=Path, default=TRACE)
     parser.add_argument("--platform", type=Path, default=PLATFORM)
     parser.add_argument("--csv", type=Path, default=None, help="write per-window rows here")
+    parser.add_argument(
+        "--from-csv",
+        type=Path,
+        default=None,
+        help="no simulation: the headroom of the fixed pairs (names with a '-', random and "
+        "models left out) in an evaluation.csv of the learning benchmark or of --csv",
+    )
     return parser.parse_args(argv)
+
+
+def from_csv(path: Path, objective: str) -> int:
+    """The headroom of the fixed pairs recorded in an ``evaluation.csv``."""
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    results = [
+        ev.WindowResult(
+            r["policy"],
+            int(r["window"]),
+            float(r["objective"]),
+            float(r["mean_slowdown"]),
+            float(r["mean_bounded_slowdown"]),
+            int(r["steps"]),
+            float(r["wall_time_s"]),
+        )
+        for r in rows
+        if "-" in r["policy"] and " " not in r["policy"] and not r["policy"].startswith("model")
+    ]
+    print(f"{path}: {objective}")
+    print(format_headroom(headroom(results, objective)))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.from_csv is not None:
+        return from_csv(args.from_csv, args.objective)
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     lo, hi = args.jobs
     if args.grid is not None:
@@ -122,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.window_jobs} jobs in [{lo}, {hi}), {len(pairs)} pairs, {args.objective}"
         )
         print(format_headroom(result, starts))
-        print("offered load per window (requested core-seconds / platform core-seconds):")
+        print("offered load per window (work / platform capacity while it arrives):")
         print("  " + ", ".join(f"{s}: {loads[s]:.3f}" for s in starts))
         if args.csv is not None:
             ev.write_csv(results, args.csv)

@@ -82,8 +82,9 @@ def headroom(
         results: rows of :func:`~hdeeprm.training.evaluate.evaluate`; every pair must have
             played every window.
         objective: the objective's name (decides minimise or maximise).
-        pairs: the policies to consider (default: every policy in ``results``); ties go to
-            the first name in sorted order, as :func:`~hdeeprm.training.evaluate.best_pair`.
+        pairs: the policies to consider (default: every policy in ``results``). Ties go to
+            the first name in sorted order, as :func:`~hdeeprm.training.evaluate.best_pair`,
+            except that a window's best pair is the single best pair whenever it ties it.
     """
     sign = 1.0 if objective in MINIMIZED else -1.0
     names = sorted(pairs if pairs is not None else {r.policy for r in results})
@@ -103,7 +104,8 @@ def headroom(
     single = min(names, key=lambda n: (sign * means[n], n))
     rows = []
     for w in windows:
-        best = min(names, key=lambda n: (sign * per[(n, w)], n))
+        # a tie with the single best pair names the single pair: nothing to switch to
+        best = min(names, key=lambda n: (sign * per[(n, w)], n != single, n))
         worst = max(names, key=lambda n: (sign * per[(n, w)], n))
         rows.append(WindowHeadroom(w, best, per[(best, w)], per[(worst, w)], per[(single, w)]))
     oracle = math.fsum(r.best for r in rows) / len(rows)

@@ -18,13 +18,13 @@ def rows(table: dict[str, list[float]]) -> list[WindowResult]:
 
 def test_oracle_against_single_pair_by_hand() -> None:
     # a: 1, 4, 1 (mean 2); b: 1, 2, 5 (mean 8/3); c: 1, 3, 1 (mean 5/3: the single best)
-    # oracle per window: 1 (idle), 2 (b), 1 (a and c tie: a by name) -> mean 4/3
+    # oracle per window: 1 (idle), 2 (b), 1 (a ties c: c, the single pair) -> mean 4/3
     result = headroom(rows({"a": [1, 4, 1], "b": [1, 2, 5], "c": [1, 3, 1]}), "avg_job_slowdown")
     assert result.single_pair == "c"
     assert result.single_mean == pytest.approx(5 / 3)
     assert result.oracle_mean == pytest.approx(4 / 3)
     assert result.gain == pytest.approx((5 / 3 - 4 / 3) / (5 / 3))  # 20%
-    assert [w.best_pair for w in result.windows] == ["a", "b", "a"]
+    assert [w.best_pair for w in result.windows] == ["c", "b", "c"]
     assert [w.busy for w in result.windows] == [False, True, True]
     assert result.busy_windows == 2
     assert result.switching_windows == 1  # only window 1: b (2) beats c (3)
@@ -32,6 +32,15 @@ def test_oracle_against_single_pair_by_hand() -> None:
     text = format_headroom(result, starts=[0, 100, 200])
     assert "per-window best pair in hindsight 1.33333 (20.00% better)" in text
     assert "2 of 3 windows busy" in text
+
+
+def test_a_tie_with_the_single_pair_names_the_single_pair() -> None:
+    # b is the single best pair (mean 1.5 < 2); on window 0 a ties it (1 = 1) and would come
+    # first by name, but there is nothing to switch to: the window's best pair is b
+    result = headroom(rows({"a": [1, 3], "b": [1, 2]}), "avg_job_slowdown")
+    assert result.single_pair == "b"
+    assert [w.best_pair for w in result.windows] == ["b", "b"]
+    assert result.switching_windows == 0 and result.gain == 0
 
 
 def test_maximised_objective_takes_the_largest() -> None:

@@ -6,7 +6,8 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
 [--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
-[--selection PAIR [PAIR ...]] [--gamma G] [--gae-lambda L]``
+[--selection PAIR [PAIR ...]] [--oracle-actions] [--train-sampling uniform|load]
+[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
@@ -14,9 +15,15 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
    windows drawn (seed 0) from the whole training part (``train_jobs``); the best mean
-   objective wins. This is what a practitioner without learning would deploy.
+   objective wins. This is what a practitioner without learning would deploy. The per-window
+   headroom of these windows is printed (:mod:`hdeeprm.training.headroom`: the per-window best
+   pair in hindsight against the single best pair); ``--oracle-actions`` then restricts PPO's
+   action space to the pairs that are strictly best on at least one of these windows, plus the
+   chosen pair (the pairs a per-window switcher would use, found on training windows only).
 2. **Training**, once per seed of ``--seeds``: PPO (:mod:`hdeeprm.training.ppo`) on windows
-   sampled per episode from the training part, its initial policy favouring that pair
+   sampled per episode from the training part (``--train-sampling load``: in proportion to
+   their offered load, :func:`hdeeprm.environment.episodes.window_loads`; ``--val-sampling``
+   the same for the validation windows), its initial policy favouring that pair
    (``--no-prior``: uniform). Every ``--eval-every`` updates the greedy policy plays the same
    validation windows and the best checkpoint is kept (:mod:`hdeeprm.training.validation`).
    The validation windows are by default those of step 1; ``--val-last N`` draws them
@@ -29,9 +36,10 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
    selected model is ahead of the pair on validation (``wins``: more windows won than lost),
    i.e. whether one would deploy it.
 4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
-   never see: the selected model (greedy), every fixed pair and random choice, same windows
-   and seeds. Every seed's best and final models are evaluated too and printed beside their
-   validation figures, so the selection is visible; the verdict is about the selected model.
+   never see: the selected model (greedy, on its action space), every fixed pair of the whole
+   action space and random choice among its allowed actions, same windows and seeds. Every
+   seed's best and final models are evaluated too and printed beside their validation
+   figures, so the selection is visible; the verdict is about the selected model.
 
 Prints the table (mean objective, median, mean slowdown, mean bounded slowdown, wall time,
 steps/s, per window), the per-seed table, the training throughput (wall and CPU time), and

@@ -6,7 +6,8 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
 [--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
-[--selection PAIR [PAIR ...]] [--gamma G] [--gae-lambda L]``
+[--selection PAIR [PAIR ...]] [--oracle-actions] [--train-sampling uniform|load]
+[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
@@ -14,9 +15,15 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
    windows drawn (seed 0) from the whole training part (``train_jobs``); the best mean
-   objective wins. This is what a practitioner without learning would deploy.
+   objective wins. This is what a practitioner without learning would deploy. The per-window
+   headroom of these windows is printed (:mod:`hdeeprm.training.headroom`: the per-window best
+   pair in hindsight against the single best pair); ``--oracle-actions`` then restricts PPO's
+   action space to the pairs that are strictly best on at least one of these windows, plus the
+   chosen pair (the pairs a per-window switcher would use, found on training windows only).
 2. **Training**, once per seed of ``--seeds``: PPO (:mod:`hdeeprm.training.ppo`) on windows
-   sampled per episode from the training part, its initial policy favouring that pair
+   sampled per episode from the training part (``--train-sampling load``: in proportion to
+   their offered load, :func:`hdeeprm.environment.episodes.window_loads`; ``--val-sampling``
+   the same for the validation windows), its initial policy favouring that pair
    (``--no-prior``: uniform). Every ``--eval-every`` updates the greedy policy plays the same
    validation windows and the best checkpoint is kept (:mod:`hdeeprm.training.validation`).
    The validation windows are by default those of step 1; ``--val-last N`` draws them
@@ -29,9 +36,10 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
    selected model is ahead of the pair on validation (``wins``: more windows won than lost),
    i.e. whether one would deploy it.
 4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
-   never see: the selected model (greedy), every fixed pair and random choice, same windows
-   and seeds. Every seed's best and final models are evaluated too and printed beside their
-   validation figures, so the selection is visible; the verdict is about the selected model.
+   never see: the selected model (greedy, on its action space), every fixed pair of the whole
+   action space and random choice among its allowed actions, same windows and seeds. Every
+   seed's best and final models are evaluated too and printed beside their validation
+   figures, so the selection is visible; the verdict is about the selected model.
 
 Prints the table (mean objective, median, mean slowdown, mean bounded slowdown, wall time,
 steps/s, per window), the per-seed table, the training throughput (wall and CPU time), and
@@ -59,10 +67,12 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm._atomic import write_text
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
+from hdeeprm.training.headroom import format_headroom, headroom
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
 from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
 
@@ -122,6 +132,15 @@ def split_ranges(mode: dict, val_last: int | None) -> tuple[list[int], list[int]
     return [start, cut], [cut, end]
 
 
+def selection_block(names: list[str]) -> dict:
+    """The options' ``actions`` block for the pairs ``names`` (``job-core``)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        job, _, core = name.partition("-")
+        groups.setdefault(job, []).append(core)
+    return {"selection": [{job: cores} for job, cores in groups.items()]}
+
+
 def options_for(
     mode: dict,
     objective: str,
@@ -131,6 +150,8 @@ def options_for(
     platform: Path,
     selection: list[str] | None = None,
     val_last: int | None = None,
+    train_sampling: str = "uniform",
+    val_sampling: str = "uniform",
 ) -> dict:
     ppo_jobs, val_jobs = split_ranges(mode, val_last)
     env: dict = {
@@ -146,14 +167,13 @@ def options_for(
             "val_jobs": val_jobs,
             "val_windows": mode.get("val_windows", mode["train_windows"]),
             "val_seed": 0,
+            # windows drawn uniformly or in proportion to their offered load
+            "train_sampling": train_sampling,
+            "val_sampling": val_sampling,
         },
     }
     if selection:
-        groups: dict[str, list[str]] = {}
-        for name in selection:
-            job, _, core = name.partition("-")
-            groups.setdefault(job, []).append(core)
-        env["actions"] = {"selection": [{job: cores} for job, cores in groups.items()]}
+        env["actions"] = selection_block(selection)
     return {
         "seed": seed,
         "workload_file_path": str(trace.resolve()),
@@ -175,9 +195,23 @@ def pair_choice_inputs(inputs, mode: dict):
         val_jobs=tuple(mode["train_jobs"]),
         val_windows=mode["train_windows"],
         val_seed=0,
+        val_sampling="uniform",
     )
     options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
     return dataclasses.replace(inputs, options=options)
+
+
+def with_selection(inputs, names: list[str]):
+    """``inputs`` whose action space is the pairs ``names`` (``job-core``), in that order."""
+    env = inputs.options.env
+    selection = tuple(tuple(n.split("-", 1)) for n in names)
+    options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, selection=selection))
+    return dataclasses.replace(inputs, options=options)
+
+
+def inputs_starts(inputs) -> list[int]:
+    """First jobs of the validation windows (training part only: nothing held out)."""
+    return HeterogeneousClusterEnv(inputs=inputs, split="val").windows.val_starts
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -231,6 +265,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="PAIR",
         help="action space: these pairs only (e.g. one per job policy on a homogeneous platform)",
     )
+    parser.add_argument(
+        "--oracle-actions",
+        action="store_true",
+        help="action space: the pairs that are best on at least one pair-choice window "
+        "(the per-window oracle's pairs, training windows only) and the chosen pair",
+    )
     parser.add_argument("--trace", type=Path, default=TRACE, help="SWF trace (default: Gaia)")
     parser.add_argument(
         "--platform", type=Path, default=PLATFORM, help="platform JSON (default: gaia.json)"
@@ -257,6 +297,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     window.add_argument(
         "--val-windows", type=int, help="validation windows (default: --train-windows)"
+    )
+    window.add_argument(
+        "--train-sampling",
+        choices=["uniform", "load"],
+        default="uniform",
+        help="PPO's training windows: uniform, or weighted by offered load (busy windows)",
+    )
+    window.add_argument(
+        "--val-sampling",
+        choices=["uniform", "load"],
+        default="uniform",
+        help="validation windows: uniform, or weighted by offered load (the pair is always "
+        "chosen on uniform windows)",
     )
     parser.add_argument(
         "--val-statistic",
@@ -402,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             args.platform,
             args.selection,
             args.val_last,
+            args.train_sampling,
+            args.val_sampling,
         )
         options_path = out / "options.json"
         options_path.write_text(json.dumps(raw, indent=2))
@@ -413,11 +468,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(inputs.workload.jobs)} jobs, {len(inputs.platform.cores)} cores; "
             f"mode {args.mode}, objective {args.objective}, {args.observation} observation; "
             f"windows of {mode['window_jobs']} jobs, training part {mode['train_jobs']} "
-            f"({mode['train_windows']} windows for the pair), PPO trains on {ppo_jobs}, "
-            f"validation ({args.val_statistic}) on {mode.get('val_windows', mode['train_windows'])}"
-            f" windows of {val_jobs}, held-out {mode['eval_jobs']}; seeds {args.seeds}"
+            f"({mode['train_windows']} windows for the pair), PPO trains on {ppo_jobs} "
+            f"({args.train_sampling}), validation ({args.val_statistic}) on "
+            f"{mode.get('val_windows', mode['train_windows'])} {args.val_sampling} windows of "
+            f"{val_jobs} (first jobs {inputs_starts(inputs)}), held-out {mode['eval_jobs']}; "
+            f"seeds {args.seeds}"
         )
 
+        full_inputs = inputs  # the pairs are evaluated on the whole action space
         # 1. the pair a practitioner would pick: best on fixed windows of the whole training
         #    part (nothing of the held-out part), whatever the validation range
         val_env = HeterogeneousClusterEnv(inputs=pair_choice_inputs(inputs, mode), split="val")
@@ -426,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         val_pairs: dict[str, float] = {}
         if args.pair is not None:
+            if args.oracle_actions:
+                print("--oracle-actions needs the pair choice: drop --pair", file=sys.stderr)
+                return 2
             if args.pair not in pairs:
                 print(f"--pair {args.pair!r} is not a pair of the action space", file=sys.stderr)
                 return 2
@@ -443,6 +504,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"({args.objective} {val_pairs[best]:.6g}); "
                 f"{steps} steps in {time.perf_counter() - t1:.1f} s"
             )
+            room = headroom(train_results, args.objective, list(pairs))
+            print(format_headroom(room, val_env.windows.val_starts))
+            if args.oracle_actions:
+                support = {w.best_pair for w in room.windows} | {best}
+                chosen_pairs = [n for n in val_env.action_names if n in support]
+                print(f"action space (--oracle-actions): {', '.join(chosen_pairs)}")
+                inputs = with_selection(inputs, chosen_pairs)
+                raw["pybatsim"]["env"]["actions"] = selection_block(chosen_pairs)
+                write_text(options_path, json.dumps(raw, indent=2))
 
         # 2. training, one run per seed, each keeping its best validated checkpoint
         runs = []
@@ -468,16 +538,16 @@ def main(argv: list[str] | None = None) -> int:
             + ")"
         )
 
-        # 4. held-out evaluation
+        # 4. held-out evaluation: the model on its action space, every pair of the full one
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
-        policies = {label: ev.model_policy(chosen["best"])}
-        policies.update(
-            {n: p for n, p in ev.baseline_policies(eval_env.action_names, 0).items() if n in pairs}
-        )
+        base_env = HeterogeneousClusterEnv(inputs=full_inputs, split="eval")
+        policies = {n: p for n, p in ev.baseline_policies(base_env.action_names, 0).items()}
+        del policies[ev.RANDOM]
         for seed in args.seeds:
             policies[f"{ev.RANDOM} (seed {seed})"] = ev.random_policy(seed)
         t3 = time.perf_counter()
-        results = ev.evaluate(eval_env, policies, seed=0)
+        results = ev.evaluate(eval_env, {label: ev.model_policy(chosen["best"])}, seed=0)
+        results += ev.evaluate(base_env, policies, seed=0)
         print()
         print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
         ev.write_csv(results, out / "evaluation.csv")

@@ -97,7 +97,8 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         if split is None:
             split = "train" if episodes is not None else "all"
         source = str(self.options.source) if self.options.source else None
-        self.windows = EpisodeWindows(inputs.workload, episodes, split, source)
+        capacity = (len(inputs.platform.cores), inputs.platform.reference_speed * 1e9)
+        self.windows = EpisodeWindows(inputs.workload, episodes, split, source, capacity)
         self.split = split
         #: ``(first, last)`` job indices (inclusive) of the current episode's window.
         self.window: tuple[int, int] = (0, len(inputs.workload.jobs) - 1)

@@ -107,6 +107,10 @@ class EpisodeOptions:
     val_jobs: tuple[int, int] | None = None
     val_windows: int = 8
     val_seed: int = 0
+    #: How training windows are drawn: ``"uniform"`` or ``"load"`` (weighted by offered load).
+    train_sampling: str = "uniform"
+    #: How the validation windows are drawn (``"uniform"`` or ``"load"``).
+    val_sampling: str = "uniform"
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +296,11 @@ EPISODES_KEYS = (
     "val_jobs",
     "val_windows",
     "val_seed",
+    "train_sampling",
+    "val_sampling",
 )
+#: Values of ``episodes.train_sampling`` and ``episodes.val_sampling``.
+SAMPLINGS = ("uniform", "load")
 ACTIONS_KEYS = ("selection", "void")
 AGENT_KEYS = (
     "type",
@@ -458,8 +466,23 @@ def _parse_episodes(chk: _Checker, raw: Any, where: str) -> EpisodeOptions:
             )
     val_windows = chk.integer(raw.get("val_windows", 8), _join(where, "val_windows"), 1)
     val_seed = chk.integer(raw.get("val_seed", 0), _join(where, "val_seed"), 0)
+    train_sampling = chk.choice(
+        raw.get("train_sampling", "uniform"), _join(where, "train_sampling"), SAMPLINGS
+    )
+    val_sampling = chk.choice(
+        raw.get("val_sampling", "uniform"), _join(where, "val_sampling"), SAMPLINGS
+    )
     return EpisodeOptions(
-        window, train, evaluation, eval_windows, eval_seed, validation, val_windows, val_seed
+        window,
+        train,
+        evaluation,
+        eval_windows,
+        eval_seed,
+        validation,
+        val_windows,
+        val_seed,
+        train_sampling,
+        val_sampling,
     )
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from rl_helpers import random_jobs, write_options, write_workload
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.environment.episodes import window_workload
+from hdeeprm.environment.episodes import job_work, load_weights, window_loads, window_workload
 from hdeeprm.errors import InputError
 from hdeeprm.options import EpisodeOptions, load_options
+from hdeeprm.workload import Workload
+from hdeeprm.workload.model import JobSpec, Profile
 
 EPISODES = {"window_jobs": 5, "train_jobs": [0, 20], "eval_jobs": [20, 40], "eval_windows": 3}
 
@@ -168,3 +172,80 @@ def test_val_split_has_its_own_fixed_windows_from_the_training_part(tmp_path) ->
         env.reset(options={"window": 4})
     with pytest.raises(InputError, match="needs val_jobs"):
         make_env(tmp_path / "none", EPISODES, split="val")
+
+
+def small_workload(jobs: list[tuple[float, int, str, float]]) -> Workload:
+    """jobs: (subtime, res, profile type, cpu or delay)."""
+    profiles = {}
+    specs = []
+    for i, (sub, res, kind, value) in enumerate(jobs):
+        if kind == "delay":
+            profiles[f"p{i}"] = Profile(f"p{i}", "delay", delay=value)
+        else:
+            profiles[f"p{i}"] = Profile(f"p{i}", kind, cpu=value)
+        specs.append(JobSpec(str(i), sub, res, f"p{i}"))
+    return Workload(4, specs, profiles)
+
+
+def test_job_work_and_window_loads_by_hand() -> None:
+    # speed 2 flops/s per core; 4 cores
+    wl = small_workload(
+        [
+            (0.0, 2, "parallel_homogeneous", 10.0),  # 2 x 10 / 2 = 10 core-s
+            (5.0, 1, "delay", 6.0),  # 1 x 6 = 6 core-s
+            (10.0, 4, "parallel_homogeneous_total", 8.0),  # 8 / 2 = 4 core-s
+            (10.0, 1, "delay", 2.0),  # 2 core-s
+        ]
+    )
+    assert job_work(wl, 2.0).tolist() == [10.0, 6.0, 4.0, 2.0]
+    loads = window_loads(wl, 2, 4, 2.0)
+    # [0,1]: 16 / (4 x 5) = 0.8; [1,2]: 10 / (4 x 5) = 0.5; [2,3]: span 0 with work: inf
+    assert loads.tolist() == [0.8, 0.5, math.inf]
+    assert window_loads(wl, 4, 4, 2.0).tolist() == [22 / 40]
+    with pytest.raises(ValueError, match="window_jobs must be in 1..4"):
+        window_loads(wl, 5, 4, 2.0)
+
+
+def test_load_weights_by_hand() -> None:
+    loads = np.array([0.8, 0.5, math.inf, 0.0, 0.2])
+    # starts of [0, 5) with 2-job windows: 0..3; inf counts as the range's largest finite, 0.8
+    p = load_weights(loads, (0, 5), 2, "o.json", "train_jobs")
+    assert p.tolist() == pytest.approx([0.8 / 2.1, 0.5 / 2.1, 0.8 / 2.1, 0.0])
+    # starts of [1, 5): 1..3, the largest finite load among them is 0.5
+    assert load_weights(loads, (1, 5), 2, "o", "k").tolist() == pytest.approx([0.5, 0.5, 0.0])
+    with pytest.raises(InputError, match="no window of \\[3, 5\\) has any work") as err:
+        load_weights(loads, (3, 5), 2, "o.json", "val_jobs")
+    assert "episodes.val_jobs" in str(err.value)
+
+
+LOADED = {**VAL, "train_sampling": "load", "val_sampling": "load"}
+
+
+def test_load_sampling_draws_windows_in_proportion_to_load(tmp_path) -> None:
+    env = make_env(tmp_path, LOADED)
+    episodes = env.options.env.episodes
+    assert (episodes.train_sampling, episodes.val_sampling) == ("load", "load")
+    cores = len(env.inputs.platform.cores)
+    loads = window_loads(env.inputs.workload, 5, cores, env.inputs.platform.reference_speed * 1e9)
+    p = loads[0:16] / loads[0:16].sum()
+    # the first training draw is the environment's np_random choosing with these
+    # probabilities (later resets also draw the manager's seeds from it); no window without
+    # load is ever drawn, and the sequence follows the seed
+    firsts = [env.reset(seed=4 if i == 0 else None)[1]["window"][0] for i in range(30)]
+    assert firsts[0] == int(np.random.default_rng(4).choice(16, p=p))
+    assert all(p[f] > 0 for f in firsts)
+    again = make_env(tmp_path / "again", LOADED)
+    assert [again.reset(seed=4 if i == 0 else None)[1]["window"][0] for i in range(30)] == firsts
+    # validation windows: val_seed's generator choosing with the loads of val_jobs
+    val = make_env(tmp_path / "v", LOADED, split="val")
+    expected = sorted(int(i) for i in np.random.default_rng(3).choice(16, size=4, p=p))
+    assert val.windows.val_starts == expected
+    # evaluation windows stay uniform, and uniform sampling is unchanged
+    uniform_eval = make_env(tmp_path / "u", VAL, split="eval")
+    assert val.windows.eval_starts == uniform_eval.windows.eval_starts
+    uniform = make_env(tmp_path / "w", VAL)
+    rng = np.random.default_rng(4)
+    first = uniform.reset(seed=4)[1]["window"][0]
+    assert first == int(rng.integers(0, 16))
+    with pytest.raises(InputError, match="train_sampling"):
+        make_env(tmp_path / "bad", {**VAL, "train_sampling": "busy"})

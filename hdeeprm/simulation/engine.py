@@ -699,20 +699,27 @@ class Engine:
         alloc = _host_ids(decision.alloc, "EXECUTE_JOB")
         if not alloc:
             raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
+        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
+        # float sums over a job's hosts do not depend on the order a decision listed them in.
+        hosts = tuple(sorted(alloc))
         host_job = self._host_job
         n = self._n
-        for host in alloc:
-            if not 0 <= host < n:
-                raise SimulationError(
-                    f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
-                    f"(resource ids are 0..{n - 1})"
-                )
-            other = host_job[host]
-            if other is not None:
-                raise SimulationError(
-                    f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
-                )
-        if len(set(alloc)) != len(alloc):
+        # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
+        # finds which host to name when one fails.
+        if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
+            for host in alloc:
+                if not 0 <= host < n:
+                    raise SimulationError(
+                        f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
+                        f"(resource ids are 0..{n - 1})"
+                    )
+                other = host_job[host]
+                if other is not None:
+                    raise SimulationError(
+                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job "
+                        f"{other.id!r}"
+                    )
+        if len(set(hosts)) != len(hosts):
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict
@@ -724,9 +731,7 @@ class Engine:
             )
         if decision.gpus:
             self._take_gpus(job, decision.gpus)
-        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
-        # float sums over a job's hosts do not depend on the order a decision listed them in.
-        self._start(job, tuple(sorted(alloc)))
+        self._start(job, hosts)
 
     def _take_gpus(self, job: SimJob, gpus: Sequence[int]) -> None:
         ids = tuple(sorted(_host_ids(gpus, "EXECUTE_JOB")))
@@ -958,33 +963,25 @@ class Engine:
             hosts = tuple(sorted(_host_ids(hosts, "SET_RESOURCE_STATE")))  # a set, as on the wire
         if not hosts:
             raise SimulationError("SET_RESOURCE_STATE: empty set of resources")
-        try:
-            state = operator.index(decision.state)
-        except TypeError:
-            raise SimulationError(
-                f"SET_RESOURCE_STATE: P-state {decision.state!r} is not an integer"
-            ) from None
-        n = self._n
-        speeds = self._speeds
-        # Fast path: a state every host has and ids in range need no per-host check.
-        valid = 0 <= state < self._min_pstates and hosts[0] >= 0 and hosts[-1] < n
-        for host in () if valid else hosts:
-            if not 0 <= host < n:
+        state = decision.state
+        if type(state) is not int:
+            try:
+                state = operator.index(state)
+            except TypeError:
                 raise SimulationError(
-                    f"SET_RESOURCE_STATE: host {host!r} does not exist "
-                    f"(resource ids are 0..{n - 1})"
-                )
-            if not 0 <= state < len(speeds[host]):
-                raise SimulationError(
-                    f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
-                    f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
-                )
+                    f"SET_RESOURCE_STATE: P-state {decision.state!r} is not an integer"
+                ) from None
+        # Fast path: a state every host has (its tables are cached) and ids in range need no
+        # per-host check.
+        tables = self._state_tables.get(state)
+        if tables is None or hosts[0] < 0 or hosts[-1] >= self._n:
+            tables = self._checked_tables(state, hosts)
+        idle_s, full_s, speed_s = tables
         now = self._now
-        if self._trace:
+        trace = self._trace
+        if trace:
             # Batsim logs the energy row before switching (so with the old wattmin).
             self.energy_trace.append((now, self._energy, "p", self._wattmin))
-        tables = self._state_tables.get(state) if valid else None
-        idle_s, full_s, speed_s = tables or self._state_table(state, hosts)
         host_job = self._host_job
         pstate = self._pstate
         cur_speed = self._cur_speed
@@ -996,6 +993,7 @@ class Engine:
         d_power = 0.0
         d_wattmin = 0.0
         # The float operations of one host at a time, in host order (results bit for bit).
+        # Without a trace nothing reads wattmin (only the energy rows do): not summed.
         for host in hosts:
             old_idle = cur_idle[host]
             new_idle = idle_s[host]
@@ -1005,7 +1003,8 @@ class Engine:
                 host_energy[host] += old_idle * (now - host_since[host])
                 change = new_idle - old_idle
                 d_power += change
-                d_wattmin += change
+                if trace:
+                    d_wattmin += change
                 cur_full[host] = full_s[host]
             else:
                 old_p = cur_full[host]
@@ -1018,21 +1017,21 @@ class Engine:
                     dirty[job] = None
                 host_energy[host] += old_p * (now - host_since[host])
                 d_power += new_full - old_p
-                d_wattmin += new_idle - old_idle
+                if trace:
+                    d_wattmin += new_idle - old_idle
                 cur_full[host] = new_full
             host_since[host] = now
             pstate[host] = state
             cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle
         self._power += d_power
-        self._wattmin += d_wattmin
-        if self._trace:
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        if trace:
+            self._wattmin += d_wattmin
             # ... and once more after it, with the new wattmin (Batsim's second row, logged
             # when the last machine of the request has switched).
             self.energy_trace.append((now, self._energy, "p", self._wattmin))
-        self.nb_grouped_switches += 1
-        self.nb_machine_switches += len(hosts)
-        if self._trace:
             self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
             self.pstate_trace.append((now, hosts, state))
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
@@ -1040,6 +1039,26 @@ class Engine:
             self._imm_rsc.append(
                 Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
             )
+
+    def _checked_tables(
+        self, state: int, hosts: tuple[int, ...]
+    ) -> tuple[Sequence[float] | Mapping[int, float], ...]:
+        """Check that every host of a ``SET_RESOURCE_STATE`` exists and has P-state ``state``;
+        return its (idle W, full W, speed) tables (see :meth:`_state_table`)."""
+        n = self._n
+        speeds = self._speeds
+        for host in hosts:
+            if not 0 <= host < n:
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: host {host!r} does not exist "
+                    f"(resource ids are 0..{n - 1})"
+                )
+            if not 0 <= state < len(speeds[host]):
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
+                    f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
+                )
+        return self._state_table(state, hosts)
 
     def _state_table(
         self, state: int, hosts: tuple[int, ...]

@@ -100,6 +100,10 @@ _WALLTIME = 0
 _COMPLETE = 1
 _CALL = 2
 
+#: Re-pacing marker: the job's slowest host is unknown without a pass over its hosts (speeds
+#: are never negative).
+_RESCAN = -1.0
+
 #: Stalled-job warnings logged per simulation, and hosts named in each.
 MAX_STALL_WARNINGS = 10
 MAX_HOSTS_NAMED = 8
@@ -348,7 +352,10 @@ class Engine:
         self._imm_completed: list[Event] = []
         self._imm_killed: list[Event] = []
         self._imm_rsc: list[Event] = []
-        self._dirty: dict[SimJob, None] = {}
+        #: Jobs whose hosts changed speed at this instant, each with the slowest speed of its
+        #: hosts so far (its new pace), or :data:`_RESCAN` when a host that may have been the
+        #: slowest sped up (then only a pass over its hosts tells).
+        self._dirty: dict[SimJob, float] = {}
         self._started = False
         self._ended = False
         self._warned_stalls = 0
@@ -894,10 +901,11 @@ class Engine:
         """Recompute the pace of every job whose hosts changed speed at this instant."""
         now = self._now
         speed = self._cur_speed
-        for job in self._dirty:
+        for job, rate in self._dirty.items():
             if job.state is not RUNNING:
                 continue
-            rate = min(map(speed.__getitem__, job.alloc))
+            if rate == _RESCAN:
+                rate = min(map(speed.__getitem__, job.alloc))
             if rate == job._rate:
                 continue
             work = job._work - job._rate * (now - job._last)
@@ -1013,8 +1021,19 @@ class Engine:
                     job.energy += job._power * (now - job._e_last)
                     job._e_last = now
                 job._power += new_full - old_p
-                if not job._delay and speed_s[host] != cur_speed[host]:
-                    dirty[job] = None
+                new_speed = speed_s[host]
+                old_speed = cur_speed[host]
+                if new_speed != old_speed and not job._delay:
+                    # The job's pace is the slowest of its hosts: while no host that may be
+                    # the slowest speeds up, the slowest speed so far is the new pace.
+                    slowest = dirty.get(job, job._rate)
+                    if slowest != _RESCAN:
+                        if new_speed < old_speed:
+                            if new_speed < slowest:
+                                slowest = new_speed
+                        elif old_speed <= slowest:
+                            slowest = _RESCAN
+                    dirty[job] = slowest
                 host_energy[host] += old_p * (now - host_since[host])
                 d_power += new_full - old_p
                 if trace:

@@ -157,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", type=int, default=4, help="env_steps.py windows")
     parser.add_argument("--window-jobs", type=int, default=4000, help="jobs per window")
     parser.add_argument("--classic-jobs", type=int, default=None, help="first M jobs (all)")
-    parser.add_argument(
-        "--pairs", nargs="*", default=["shortest-high_gflops", "random-low_power"]
-    )
+    parser.add_argument("--pairs", nargs="*", default=["shortest-high_gflops", "random-low_power"])
     args = parser.parse_args(argv)
     if not TRACE.is_file():
         print(f"trace not found: {TRACE}", file=sys.stderr)

@@ -11,6 +11,8 @@ decision point and a ZeroMQ bridge can later be put in front of it::
 **Core.** A heap of ``(time, priority, seq, payload, version)`` entries in the SimPy style: the
 sequence number breaks ties deterministically, and an entry whose ``version`` no longer matches
 its job's (the job was re-paced or ended) is stale and skipped when popped, never searched for.
+The payload is a number (a job's submission index, or a call's time), so entries hold no object
+for the cyclic garbage collector to track.
 Static submissions are not put in the heap: they are read from one list merged and sorted by
 submission time, which costs nothing per event.
 
@@ -184,6 +186,7 @@ class SimJob(JobView):
         "_kill_requested",
         "gpus",
         "service_factor",
+        "_index",
     )
 
     def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
@@ -209,6 +212,8 @@ class SimJob(JobView):
         #: its work by (1.0 without a model).
         self.gpus: tuple[int, ...] = ()
         self.service_factor = 1.0
+        #: Submission index in its engine (heap entries name the job by it); -1 until then.
+        self._index = -1
 
     def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
         """Restore a pickled job (environments sent to subprocesses), its state being the
@@ -254,11 +259,21 @@ def _host_ids(hosts: Any, verb: str) -> tuple[int, ...]:
     return ids
 
 
-def _order_submissions(workloads: Sequence[Workload]) -> list[tuple[float, Workload, JobSpec]]:
-    """Every static job by submission time; ties keep workload then file order (stable sort)."""
-    subs = [(spec.subtime, wl, spec) for wl in workloads for spec in wl.jobs]
-    subs.sort(key=operator.itemgetter(0))
-    return subs
+def _order_submissions(
+    workloads: Sequence[Workload],
+) -> tuple[list[float], list[JobSpec], list[Workload]]:
+    """Every static job by submission time (ties keep workload then file order: a stable
+    sort), as three parallel lists: times, jobs and their workloads. Plain lists, no tuple per
+    job: the cyclic garbage collector has nothing per job to track."""
+    times = [spec.subtime for wl in workloads for spec in wl.jobs]
+    specs = [spec for wl in workloads for spec in wl.jobs]
+    owners = [wl for wl in workloads for _ in wl.jobs]
+    if times != sorted(times):  # one workload in file order is already sorted
+        order = sorted(range(len(times)), key=times.__getitem__)
+        times = [times[i] for i in order]
+        specs = [specs[i] for i in order]
+        owners = [owners[i] for i in order]
+    return times, specs, owners
 
 
 class Engine:
@@ -339,10 +354,13 @@ class Engine:
         self._power = math.fsum(self._cur_idle)
         self._wattmin = self._power
 
-        self._subs = _order_submissions(self.workloads)
+        self._sub_times, self._sub_specs, self._sub_owners = _order_submissions(self.workloads)
         self._sub_idx = 0
+        #: Submitted jobs by submission index: heap entries name a job by its index, so that
+        #: they hold numbers only (which the garbage collector does not track).
+        self._submitted: list[SimJob] = []
         self._nomore_sent = False
-        self._heap: list[tuple[float, int, int, Any, int]] = []
+        self._heap: list[tuple[float, int, int, float | int, int]] = []
         self._seq = 0
         self.jobs: dict[str, SimJob] = {}
         self._nb_waiting = 0
@@ -598,27 +616,29 @@ class Engine:
         self.nb_events += len(events)
         return Message(when, events)
 
-    def _is_stale(self, entry: tuple[float, int, int, Any, int]) -> bool:
+    def _is_stale(self, entry: tuple[float, int, int, float | int, int]) -> bool:
         prio = entry[1]
         if prio == _CALL:
             return False
-        job = entry[3]
+        job = self._submitted[entry[3]]  # type: ignore[index]
         return job.state is not RUNNING or (prio == _COMPLETE and job._version != entry[4])
 
     def _next_time(self) -> float:
         if self._imm_completed or self._imm_killed or self._imm_rsc:
             return self._now
-        if not self._nomore_sent and self._sub_idx == len(self._subs):
+        if not self._nomore_sent and self._sub_idx == len(self._sub_times):
             return self._now
         heap = self._heap
         while heap and self._is_stale(heap[0]):
             heapq.heappop(heap)
         when = heap[0][0] if heap else math.inf
-        if self._sub_idx < len(self._subs):
-            when = min(when, self._subs[self._sub_idx][0])
+        if self._sub_idx < len(self._sub_times):
+            when = min(when, self._sub_times[self._sub_idx])
         return when
 
-    def _push(self, when: float, prio: int, payload: Any, version: int) -> None:
+    def _push(self, when: float, prio: int, payload: float | int, version: int) -> None:
+        """Schedule an event: ``payload`` is a job's submission index (completion, walltime)
+        or the time a call was asked for."""
         self._seq += 1
         heapq.heappush(self._heap, (when, prio, self._seq, payload, version))
 
@@ -647,14 +667,17 @@ class Engine:
         calls: list[Event] = []
         heap = self._heap
         pop = heapq.heappop
+        submitted = self._submitted
         while heap and heap[0][0] <= when:
             _, prio, _, payload, version = pop(heap)
             if prio == _COMPLETE:
-                if payload.state is RUNNING and payload._version == version:
-                    completed.append(self._end(payload, COMPLETED_SUCCESSFULLY))
+                job = submitted[payload]  # type: ignore[index]
+                if job.state is RUNNING and job._version == version:
+                    completed.append(self._end(job, COMPLETED_SUCCESSFULLY))
             elif prio == _WALLTIME:
-                if payload.state is RUNNING:
-                    completed.append(self._end(payload, COMPLETED_WALLTIME_REACHED))
+                job = submitted[payload]  # type: ignore[index]
+                if job.state is RUNNING:
+                    completed.append(self._end(job, COMPLETED_WALLTIME_REACHED))
             else:
                 self._nb_calls -= 1
                 calls.append(Event(when, REQUESTED_CALL, {"requested_at": payload}))
@@ -663,18 +686,22 @@ class Engine:
             events += killed
         if changed:
             events += changed
-        subs = self._subs
-        nsubs = len(subs)
+        times = self._sub_times
+        nsubs = len(times)
         idx = self._sub_idx
-        if idx < nsubs and subs[idx][0] <= when:
+        if idx < nsubs and times[idx] <= when:
             jobs = self.jobs
+            specs, owners, submitted = self._sub_specs, self._sub_owners, self._submitted
             if self.energy_first_submission is None:
                 self.energy_first_submission = self._energy
-            while idx < nsubs and subs[idx][0] <= when:
-                _, wl, spec = subs[idx]
-                idx += 1
+            while idx < nsubs and times[idx] <= when:
+                spec = specs[idx]
+                wl = owners[idx]
                 job = SimJob(wl.name, spec, wl.profiles[spec.profile])
                 job.state = SUBMITTED
+                job._index = idx
+                submitted.append(job)
+                idx += 1
                 jobs[job.id] = job
                 events.append(Event(when, JOB_SUBMITTED, {"job_id": job.id, "job": job}))
             self._nb_waiting += idx - self._sub_idx
@@ -723,8 +750,7 @@ class Engine:
                 other = host_job[host]
                 if other is not None:
                     raise SimulationError(
-                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job "
-                        f"{other.id!r}"
+                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
                     )
         if len(set(hosts)) != len(hosts):
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
@@ -807,16 +833,16 @@ class Engine:
         walltime = job.spec.walltime
         if walltime is not None:
             if not job._delay:
-                self._push(now + walltime, _WALLTIME, job, 0)
+                self._push(now + walltime, _WALLTIME, job._index, 0)
             elif not work < walltime:
                 # Batsim compares the durations themselves (``delay < walltime``), not the end
                 # times, which rounding could make equal: a delay job's fate is known now.
-                self._push(now + walltime, _WALLTIME, job, 0)
+                self._push(now + walltime, _WALLTIME, job._index, 0)
                 work = math.inf
         if work <= 0.0:
-            self._push(now, _COMPLETE, job, job._version)
+            self._push(now, _COMPLETE, job._index, job._version)
         elif rate > 0.0 and work != math.inf:
-            self._push(now + work / rate, _COMPLETE, job, job._version)
+            self._push(now + work / rate, _COMPLETE, job._index, job._version)
         elif rate <= 0.0 and not job._delay:
             self._warn_stalled(job)
         if self._trace:
@@ -914,7 +940,7 @@ class Engine:
             job._rate = rate
             job._version += 1
             if rate > 0.0:
-                self._push(now + job._work / rate, _COMPLETE, job, job._version)
+                self._push(now + job._work / rate, _COMPLETE, job._index, job._version)
         self._dirty.clear()
 
     def _reject(self, decision: RejectJob) -> None:

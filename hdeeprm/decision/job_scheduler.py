@@ -8,9 +8,13 @@ Every policy but ``random`` is "lowest key first, ties by submission order":
 * ``low_mem``: memory per task (MB);
 * ``low_mem_bw``: memory bandwidth per task (GB/s).
 
-Each such policy has its own heap of ``(key, submission number, job)``, built the first time the
-policy is used and then fed every new job; removed jobs are deleted lazily (dropped when they
-reach the top). Peeking is O(log n) amortised; the queue is never sorted as a whole.
+Each such policy has its own heap of ``(key, submission number)``, built the first time the
+policy is used; removed jobs are deleted lazily (dropped when they reach the top). New jobs go
+to one submission log, and a heap takes in the jobs logged since it was last used when it is
+used next, only those still queued: a job that starts before a policy is asked again never
+enters that policy's heap. Peeking is O(log n) amortised; the queue is never sorted as a whole.
+Entries hold numbers only (the job is found by its submission number), which the garbage
+collector stops tracking.
 ``random`` draws uniformly from the queue with the scheduler's seeded generator.
 """
 
@@ -89,7 +93,11 @@ class JobScheduler:
         # Insertion-ordered list with swap-removal: O(1) uniform draws and removals.
         self._jobs: list[JobRecord] = []
         self._pos: dict[int, int] = {}
-        self._heaps: dict[str, list[tuple[Any, int, JobRecord]]] = {}
+        self._heaps: dict[str, list[tuple[Any, int]]] = {}
+        #: Jobs pushed since the oldest heap was last fed, and per heap how far in this log it
+        #: has been fed.
+        self._log: list[JobRecord] = []
+        self._fed: dict[str, int] = {}
         #: Per requested resource, the queued jobs' values in ascending order (see
         #: :meth:`track_sorted`); ``None`` until someone asks for them.
         self.sorted: tuple[list[float], ...] | None = None
@@ -125,6 +133,8 @@ class JobScheduler:
         self._jobs.clear()
         self._pos.clear()
         self._heaps.clear()
+        self._log.clear()
+        self._fed.clear()
         if self.sorted is not None:
             for values in self.sorted:
                 values.clear()
@@ -134,8 +144,8 @@ class JobScheduler:
         job.state = QUEUED
         self._pos[job.seq] = len(self._jobs)
         self._jobs.append(job)
-        for policy, heap in self._heaps.items():
-            heapq.heappush(heap, (_KEYS[policy](job), job.seq, job))
+        if self._heaps:
+            self._log.append(job)  # each heap takes it in when next used, if still queued
         tracked = self.sorted
         if tracked is not None:
             insort(tracked[0], min(job.req_time, _CAP))
@@ -163,13 +173,34 @@ class JobScheduler:
             return None
         if policy == "random":
             return self._jobs[self._uniform.below(len(self._jobs))]
-        heap = self._heaps.get(policy)
-        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
-            heap = self._build(policy)
+        heap = self._current(policy)
         pos = self._pos
         while heap[0][1] not in pos:  # lazily drop jobs removed since they were pushed
             heapq.heappop(heap)
-        return heap[0][2]
+        return self._jobs[pos[heap[0][1]]]
+
+    def _current(self, policy: str) -> list[tuple[Any, int]]:
+        """``policy``'s heap, fed with the jobs logged since its last use that are still
+        queued (or rebuilt when stale entries outnumber the queue)."""
+        heap = self._heaps.get(policy)
+        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
+            return self._build(policy)
+        log, fed = self._log, self._fed
+        start = fed[policy]
+        end = len(log)
+        if start < end:
+            key, pos, push = _KEYS[policy], self._pos, heapq.heappush
+            for i in range(start, end):
+                job = log[i]
+                if job.seq in pos:
+                    push(heap, (key(job), job.seq))
+            fed[policy] = end
+            low = min(fed.values())
+            if low >= 256 or low == end:  # every heap has it: drop the log's head
+                del log[:low]
+                for name in fed:
+                    fed[name] -= low
+        return heap
 
     def head(self, k: int) -> list[JobRecord]:
         """The first ``k`` queued jobs in submission order (the ``first`` policy's order:
@@ -180,10 +211,9 @@ class JobScheduler:
         """
         if not self._jobs or k <= 0:
             return []
-        heap = self._heaps.get("first")
-        if heap is None or len(heap) > 2 * len(self._jobs) + 64:
-            heap = self._build("first")
+        heap = self._current("first")
         pos = self._pos
+        jobs = self._jobs
         size = len(heap)
         out: list[JobRecord] = []
         frontier = [(heap[0][0], heap[0][1], 0)]
@@ -191,21 +221,22 @@ class JobScheduler:
         while frontier and len(out) < k:
             _, seq, i = pop(frontier)
             if seq in pos:
-                out.append(heap[i][2])
+                out.append(jobs[pos[seq]])
             for child in (2 * i + 1, 2 * i + 2):
                 if child < size:
                     entry = heap[child]
                     push(frontier, (entry[0], entry[1], child))
         return out
 
-    def _build(self, policy: str) -> list[tuple[Any, int, JobRecord]]:
+    def _build(self, policy: str) -> list[tuple[Any, int]]:
         try:
             key = _KEYS[policy]
         except KeyError:
             raise ValueError(
                 f"unknown job policy {policy!r}; expected one of {JOB_POLICIES}"
             ) from None
-        heap = [(key(job), job.seq, job) for job in self._jobs]
+        heap = [(key(job), job.seq) for job in self._jobs]
         heapq.heapify(heap)
         self._heaps[policy] = heap
+        self._fed[policy] = len(self._log)
         return heap

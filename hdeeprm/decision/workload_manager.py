@@ -44,6 +44,7 @@ from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import events as ev
+from hdeeprm.simulation.engine import SimJob
 from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
 
 LOG = logging.getLogger("hdeeprm.decision")
@@ -96,6 +97,8 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
     attribute when it is an object, else looked up by name in ``profiles``. Missing ``mem`` and
     ``mem_bw`` count as 0; a missing ``req_time`` falls back to the walltime, then infinity.
     """
+    if type(job) is SimJob:
+        return _sim_job_record(job, seq)
     spec = getattr(job, "spec", job)
     job_id = str(getattr(job, "id", None) or spec.id)
     subtime = getattr(job, "subtime", None)
@@ -124,6 +127,36 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
     mem_bw = _number(extra.get("mem_bw", 0.0), job_id, "mem_bw")
     record = JobRecord(job_id, seq, float(subtime), int(res), req_time, mem, mem_bw, job)
     job_extra = getattr(spec, "extra", None)
+    if job_extra:  # the optional GPU fields of the job (hdeeprm.workload.model)
+        record.gpus = int(job_extra.get("gpus", 0))
+        record.workload_type = job_extra.get("workload_type")
+    return record
+
+
+def _request(value: Any, job_id: str, name: str) -> float:
+    """A profile's request as a float: the value itself when it is already a non-negative
+    float (no conversion), else :func:`_number`'s checks."""
+    if type(value) is float and value >= 0.0:  # NaN fails the comparison
+        return value
+    return _number(value, job_id, name)
+
+
+def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
+    """:func:`job_record` of the engine's own job (what every in-process submission is): the
+    same fields, read directly (its profile is an object, never a name)."""
+    spec = job.spec
+    job_id = job.id
+    extra = job.profile.extra or {}
+    req_time = extra.get("req_time")
+    if req_time is not None:
+        req_time = _request(req_time, job_id, "req_time")
+    else:
+        walltime = spec.walltime
+        req_time = float(walltime) if walltime is not None and walltime > 0 else math.inf
+    mem = _request(extra.get("mem", 0.0), job_id, "mem")
+    mem_bw = _request(extra.get("mem_bw", 0.0), job_id, "mem_bw")
+    record = JobRecord(job_id, seq, float(spec.subtime), int(spec.res), req_time, mem, mem_bw, job)
+    job_extra = spec.extra
     if job_extra:  # the optional GPU fields of the job (hdeeprm.workload.model)
         record.gpus = int(job_extra.get("gpus", 0))
         record.workload_type = job_extra.get("workload_type")
@@ -205,6 +238,9 @@ class WorkloadManager:
         #: reward bookkeeping; kept across resets.
         self.job_listeners: list[Any] = []
         self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
+        #: Action masks by the bits of their valid job policy groups (built on first use).
+        self._masks: dict[int, np.ndarray] = {}
+        self._void_bits = 0
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -330,6 +366,7 @@ class WorkloadManager:
         groups = self._mask_groups
         if groups is None:
             groups = self._mask_groups = self._group_actions()
+        masks = self._masks
         scheduler = self.job_scheduler
         ordered = scheduler.sorted
         if ordered is not None and scheduler:
@@ -341,31 +378,45 @@ class WorkloadManager:
                 and not self._big_running
                 and not self.gpu_pool.nb_gpus
             ):
-                return np.ones(len(self.actions), dtype=bool)
+                return masks[(1 << len(groups)) - 1].copy()
             if ordered[1][0] > free:
-                return self._void_only()
-        mask = np.zeros(len(self.actions), dtype=bool)
-        for policy, indices in groups:
+                return masks[self._void_bits].copy()
+        # One bit per job policy group whose job fits; each combination's mask built once.
+        bits, bit = 0, 1
+        for policy, _ in groups:
             if policy is None or self._policy_fits(policy):
+                bits |= bit
+            bit <<= 1
+        mask = masks.get(bits)
+        if mask is None:
+            mask = masks[bits] = self._mask_of(bits)
+        return mask.copy()
+
+    def _mask_of(self, bits: int) -> np.ndarray:
+        """The mask in which the action groups whose bit is set are valid (every action when
+        none is: each then does the same, start nothing)."""
+        mask = np.zeros(len(self.actions), dtype=bool)
+        for i, (_, indices) in enumerate(self._mask_groups or ()):
+            if bits >> i & 1:
                 mask[indices] = True
         if not mask.any():
             mask[:] = True
         return mask
-
-    def _void_only(self) -> np.ndarray:
-        """No queued job fits: only void, or every action when there is no void."""
-        if self.actions.has_void:
-            mask = np.zeros(len(self.actions), dtype=bool)
-            mask[-1] = True
-            return mask
-        return np.ones(len(self.actions), dtype=bool)
 
     def _group_actions(self) -> list[tuple[str | None, np.ndarray]]:
         """Action indices by job policy (void under ``None``): one feasibility test each."""
         by_policy: dict[str | None, list[int]] = {}
         for i, action in enumerate(self.actions):
             by_policy.setdefault(action.job_policy, []).append(i)
-        return [(policy, np.array(idx)) for policy, idx in by_policy.items()]
+        groups = [(policy, np.array(idx)) for policy, idx in by_policy.items()]
+        # Masks by the bits of their valid groups (see action_mask), and the bits of "no
+        # queued job fits": void alone (every action when there is no void).
+        self._void_bits = sum(1 << i for i, (policy, _) in enumerate(groups) if policy is None)
+        self._mask_groups = groups
+        self._masks = {
+            bits: self._mask_of(bits) for bits in (self._void_bits, (1 << len(groups)) - 1)
+        }
+        return groups
 
     def _policy_fits(self, policy: str) -> bool:
         scheduler = self.job_scheduler

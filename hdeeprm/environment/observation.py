@@ -45,6 +45,7 @@ gives 0; values above the limit (an infinite requested time, say) are clipped to
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import chain
 
 import numpy as np
@@ -139,6 +140,19 @@ def processor_types(manager: WorkloadManager) -> tuple[list[int], list[list[int]
     return proc_type, type_procs
 
 
+@lru_cache(maxsize=4096)
+def _picks(n: int) -> tuple[tuple[int, int, float], ...]:
+    """Per statistic of :data:`QUANTILES`, the two order statistics of ``n`` sorted values it
+    interpolates between and the weight of the upper one (NumPy's linear method)."""
+    top = n - 1
+    picks = []
+    for q in (0.0, 0.25, 0.5, 0.75, 1.0):
+        pos = q * top
+        lo = math.floor(pos)
+        picks.append((lo, min(lo + 1, top), pos - lo))
+    return tuple(picks)
+
+
 def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> list[float]:
     """:func:`queue_statistics` from already sorted values (one ascending list per resource,
     as :meth:`~hdeeprm.decision.job_scheduler.JobScheduler.track_sorted` keeps them): the
@@ -146,12 +160,7 @@ def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> 
     n = len(ordered[0])
     if n == 0:
         return [0.0] * (len(RESOURCES) * len(QUANTILES))
-    top = n - 1
-    picks = []
-    for q in (0.0, 0.25, 0.5, 0.75, 1.0):
-        pos = q * top
-        lo = math.floor(pos)
-        picks.append((lo, min(lo + 1, top), pos - lo))
+    picks = _picks(n)
     out: list[float] = []
     for values, limit in zip(ordered, limits):
         if limit > 0:

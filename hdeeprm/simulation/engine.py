@@ -11,6 +11,8 @@ decision point and a ZeroMQ bridge can later be put in front of it::
 **Core.** A heap of ``(time, priority, seq, payload, version)`` entries in the SimPy style: the
 sequence number breaks ties deterministically, and an entry whose ``version`` no longer matches
 its job's (the job was re-paced or ended) is stale and skipped when popped, never searched for.
+The payload is a number (a job's submission index, or a call's time), so entries hold no object
+for the cyclic garbage collector to track.
 Static submissions are not put in the heap: they are read from one list merged and sorted by
 submission time, which costs nothing per event.
 
@@ -100,6 +102,10 @@ _WALLTIME = 0
 _COMPLETE = 1
 _CALL = 2
 
+#: Re-pacing marker: the job's slowest host is unknown without a pass over its hosts (speeds
+#: are never negative).
+_RESCAN = -1.0
+
 #: Stalled-job warnings logged per simulation, and hosts named in each.
 MAX_STALL_WARNINGS = 10
 MAX_HOSTS_NAMED = 8
@@ -180,6 +186,7 @@ class SimJob(JobView):
         "_kill_requested",
         "gpus",
         "service_factor",
+        "_index",
     )
 
     def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
@@ -205,6 +212,8 @@ class SimJob(JobView):
         #: its work by (1.0 without a model).
         self.gpus: tuple[int, ...] = ()
         self.service_factor = 1.0
+        #: Submission index in its engine (heap entries name the job by it); -1 until then.
+        self._index = -1
 
     def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
         """Restore a pickled job (environments sent to subprocesses), its state being the
@@ -250,11 +259,21 @@ def _host_ids(hosts: Any, verb: str) -> tuple[int, ...]:
     return ids
 
 
-def _order_submissions(workloads: Sequence[Workload]) -> list[tuple[float, Workload, JobSpec]]:
-    """Every static job by submission time; ties keep workload then file order (stable sort)."""
-    subs = [(spec.subtime, wl, spec) for wl in workloads for spec in wl.jobs]
-    subs.sort(key=operator.itemgetter(0))
-    return subs
+def _order_submissions(
+    workloads: Sequence[Workload],
+) -> tuple[list[float], list[JobSpec], list[Workload]]:
+    """Every static job by submission time (ties keep workload then file order: a stable
+    sort), as three parallel lists: times, jobs and their workloads. Plain lists, no tuple per
+    job: the cyclic garbage collector has nothing per job to track."""
+    times = [spec.subtime for wl in workloads for spec in wl.jobs]
+    specs = [spec for wl in workloads for spec in wl.jobs]
+    owners = [wl for wl in workloads for _ in wl.jobs]
+    if times != sorted(times):  # one workload in file order is already sorted
+        order = sorted(range(len(times)), key=times.__getitem__)
+        times = [times[i] for i in order]
+        specs = [specs[i] for i in order]
+        owners = [owners[i] for i in order]
+    return times, specs, owners
 
 
 class Engine:
@@ -335,10 +354,13 @@ class Engine:
         self._power = math.fsum(self._cur_idle)
         self._wattmin = self._power
 
-        self._subs = _order_submissions(self.workloads)
+        self._sub_times, self._sub_specs, self._sub_owners = _order_submissions(self.workloads)
         self._sub_idx = 0
+        #: Submitted jobs by submission index: heap entries name a job by its index, so that
+        #: they hold numbers only (which the garbage collector does not track).
+        self._submitted: list[SimJob] = []
         self._nomore_sent = False
-        self._heap: list[tuple[float, int, int, Any, int]] = []
+        self._heap: list[tuple[float, int, int, float | int, int]] = []
         self._seq = 0
         self.jobs: dict[str, SimJob] = {}
         self._nb_waiting = 0
@@ -348,7 +370,10 @@ class Engine:
         self._imm_completed: list[Event] = []
         self._imm_killed: list[Event] = []
         self._imm_rsc: list[Event] = []
-        self._dirty: dict[SimJob, None] = {}
+        #: Jobs whose hosts changed speed at this instant, each with the slowest speed of its
+        #: hosts so far (its new pace), or :data:`_RESCAN` when a host that may have been the
+        #: slowest sped up (then only a pass over its hosts tells).
+        self._dirty: dict[SimJob, float] = {}
         self._started = False
         self._ended = False
         self._warned_stalls = 0
@@ -591,27 +616,29 @@ class Engine:
         self.nb_events += len(events)
         return Message(when, events)
 
-    def _is_stale(self, entry: tuple[float, int, int, Any, int]) -> bool:
+    def _is_stale(self, entry: tuple[float, int, int, float | int, int]) -> bool:
         prio = entry[1]
         if prio == _CALL:
             return False
-        job = entry[3]
+        job = self._submitted[entry[3]]  # type: ignore[index]
         return job.state is not RUNNING or (prio == _COMPLETE and job._version != entry[4])
 
     def _next_time(self) -> float:
         if self._imm_completed or self._imm_killed or self._imm_rsc:
             return self._now
-        if not self._nomore_sent and self._sub_idx == len(self._subs):
+        if not self._nomore_sent and self._sub_idx == len(self._sub_times):
             return self._now
         heap = self._heap
         while heap and self._is_stale(heap[0]):
             heapq.heappop(heap)
         when = heap[0][0] if heap else math.inf
-        if self._sub_idx < len(self._subs):
-            when = min(when, self._subs[self._sub_idx][0])
+        if self._sub_idx < len(self._sub_times):
+            when = min(when, self._sub_times[self._sub_idx])
         return when
 
-    def _push(self, when: float, prio: int, payload: Any, version: int) -> None:
+    def _push(self, when: float, prio: int, payload: float | int, version: int) -> None:
+        """Schedule an event: ``payload`` is a job's submission index (completion, walltime)
+        or the time a call was asked for."""
         self._seq += 1
         heapq.heappush(self._heap, (when, prio, self._seq, payload, version))
 
@@ -640,14 +667,17 @@ class Engine:
         calls: list[Event] = []
         heap = self._heap
         pop = heapq.heappop
+        submitted = self._submitted
         while heap and heap[0][0] <= when:
             _, prio, _, payload, version = pop(heap)
             if prio == _COMPLETE:
-                if payload.state is RUNNING and payload._version == version:
-                    completed.append(self._end(payload, COMPLETED_SUCCESSFULLY))
+                job = submitted[payload]  # type: ignore[index]
+                if job.state is RUNNING and job._version == version:
+                    completed.append(self._end(job, COMPLETED_SUCCESSFULLY))
             elif prio == _WALLTIME:
-                if payload.state is RUNNING:
-                    completed.append(self._end(payload, COMPLETED_WALLTIME_REACHED))
+                job = submitted[payload]  # type: ignore[index]
+                if job.state is RUNNING:
+                    completed.append(self._end(job, COMPLETED_WALLTIME_REACHED))
             else:
                 self._nb_calls -= 1
                 calls.append(Event(when, REQUESTED_CALL, {"requested_at": payload}))
@@ -656,18 +686,22 @@ class Engine:
             events += killed
         if changed:
             events += changed
-        subs = self._subs
-        nsubs = len(subs)
+        times = self._sub_times
+        nsubs = len(times)
         idx = self._sub_idx
-        if idx < nsubs and subs[idx][0] <= when:
+        if idx < nsubs and times[idx] <= when:
             jobs = self.jobs
+            specs, owners, submitted = self._sub_specs, self._sub_owners, self._submitted
             if self.energy_first_submission is None:
                 self.energy_first_submission = self._energy
-            while idx < nsubs and subs[idx][0] <= when:
-                _, wl, spec = subs[idx]
-                idx += 1
+            while idx < nsubs and times[idx] <= when:
+                spec = specs[idx]
+                wl = owners[idx]
                 job = SimJob(wl.name, spec, wl.profiles[spec.profile])
                 job.state = SUBMITTED
+                job._index = idx
+                submitted.append(job)
+                idx += 1
                 jobs[job.id] = job
                 events.append(Event(when, JOB_SUBMITTED, {"job_id": job.id, "job": job}))
             self._nb_waiting += idx - self._sub_idx
@@ -699,20 +733,26 @@ class Engine:
         alloc = _host_ids(decision.alloc, "EXECUTE_JOB")
         if not alloc:
             raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
+        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
+        # float sums over a job's hosts do not depend on the order a decision listed them in.
+        hosts = tuple(sorted(alloc))
         host_job = self._host_job
         n = self._n
-        for host in alloc:
-            if not 0 <= host < n:
-                raise SimulationError(
-                    f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
-                    f"(resource ids are 0..{n - 1})"
-                )
-            other = host_job[host]
-            if other is not None:
-                raise SimulationError(
-                    f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
-                )
-        if len(set(alloc)) != len(alloc):
+        # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
+        # finds which host to name when one fails.
+        if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
+            for host in alloc:
+                if not 0 <= host < n:
+                    raise SimulationError(
+                        f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
+                        f"(resource ids are 0..{n - 1})"
+                    )
+                other = host_job[host]
+                if other is not None:
+                    raise SimulationError(
+                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
+                    )
+        if len(set(hosts)) != len(hosts):
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict
@@ -724,9 +764,7 @@ class Engine:
             )
         if decision.gpus:
             self._take_gpus(job, decision.gpus)
-        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
-        # float sums over a job's hosts do not depend on the order a decision listed them in.
-        self._start(job, tuple(sorted(alloc)))
+        self._start(job, hosts)
 
     def _take_gpus(self, job: SimJob, gpus: Sequence[int]) -> None:
         ids = tuple(sorted(_host_ids(gpus, "EXECUTE_JOB")))
@@ -795,16 +833,16 @@ class Engine:
         walltime = job.spec.walltime
         if walltime is not None:
             if not job._delay:
-                self._push(now + walltime, _WALLTIME, job, 0)
+                self._push(now + walltime, _WALLTIME, job._index, 0)
             elif not work < walltime:
                 # Batsim compares the durations themselves (``delay < walltime``), not the end
                 # times, which rounding could make equal: a delay job's fate is known now.
-                self._push(now + walltime, _WALLTIME, job, 0)
+                self._push(now + walltime, _WALLTIME, job._index, 0)
                 work = math.inf
         if work <= 0.0:
-            self._push(now, _COMPLETE, job, job._version)
+            self._push(now, _COMPLETE, job._index, job._version)
         elif rate > 0.0 and work != math.inf:
-            self._push(now + work / rate, _COMPLETE, job, job._version)
+            self._push(now + work / rate, _COMPLETE, job._index, job._version)
         elif rate <= 0.0 and not job._delay:
             self._warn_stalled(job)
         if self._trace:
@@ -889,10 +927,11 @@ class Engine:
         """Recompute the pace of every job whose hosts changed speed at this instant."""
         now = self._now
         speed = self._cur_speed
-        for job in self._dirty:
+        for job, rate in self._dirty.items():
             if job.state is not RUNNING:
                 continue
-            rate = min(map(speed.__getitem__, job.alloc))
+            if rate == _RESCAN:
+                rate = min(map(speed.__getitem__, job.alloc))
             if rate == job._rate:
                 continue
             work = job._work - job._rate * (now - job._last)
@@ -901,7 +940,7 @@ class Engine:
             job._rate = rate
             job._version += 1
             if rate > 0.0:
-                self._push(now + job._work / rate, _COMPLETE, job, job._version)
+                self._push(now + job._work / rate, _COMPLETE, job._index, job._version)
         self._dirty.clear()
 
     def _reject(self, decision: RejectJob) -> None:
@@ -958,33 +997,25 @@ class Engine:
             hosts = tuple(sorted(_host_ids(hosts, "SET_RESOURCE_STATE")))  # a set, as on the wire
         if not hosts:
             raise SimulationError("SET_RESOURCE_STATE: empty set of resources")
-        try:
-            state = operator.index(decision.state)
-        except TypeError:
-            raise SimulationError(
-                f"SET_RESOURCE_STATE: P-state {decision.state!r} is not an integer"
-            ) from None
-        n = self._n
-        speeds = self._speeds
-        # Fast path: a state every host has and ids in range need no per-host check.
-        valid = 0 <= state < self._min_pstates and hosts[0] >= 0 and hosts[-1] < n
-        for host in () if valid else hosts:
-            if not 0 <= host < n:
+        state = decision.state
+        if type(state) is not int:
+            try:
+                state = operator.index(state)
+            except TypeError:
                 raise SimulationError(
-                    f"SET_RESOURCE_STATE: host {host!r} does not exist "
-                    f"(resource ids are 0..{n - 1})"
-                )
-            if not 0 <= state < len(speeds[host]):
-                raise SimulationError(
-                    f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
-                    f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
-                )
+                    f"SET_RESOURCE_STATE: P-state {decision.state!r} is not an integer"
+                ) from None
+        # Fast path: a state every host has (its tables are cached) and ids in range need no
+        # per-host check.
+        tables = self._state_tables.get(state)
+        if tables is None or hosts[0] < 0 or hosts[-1] >= self._n:
+            tables = self._checked_tables(state, hosts)
+        idle_s, full_s, speed_s = tables
         now = self._now
-        if self._trace:
+        trace = self._trace
+        if trace:
             # Batsim logs the energy row before switching (so with the old wattmin).
             self.energy_trace.append((now, self._energy, "p", self._wattmin))
-        tables = self._state_tables.get(state) if valid else None
-        idle_s, full_s, speed_s = tables or self._state_table(state, hosts)
         host_job = self._host_job
         pstate = self._pstate
         cur_speed = self._cur_speed
@@ -996,6 +1027,7 @@ class Engine:
         d_power = 0.0
         d_wattmin = 0.0
         # The float operations of one host at a time, in host order (results bit for bit).
+        # Without a trace nothing reads wattmin (only the energy rows do): not summed.
         for host in hosts:
             old_idle = cur_idle[host]
             new_idle = idle_s[host]
@@ -1005,7 +1037,8 @@ class Engine:
                 host_energy[host] += old_idle * (now - host_since[host])
                 change = new_idle - old_idle
                 d_power += change
-                d_wattmin += change
+                if trace:
+                    d_wattmin += change
                 cur_full[host] = full_s[host]
             else:
                 old_p = cur_full[host]
@@ -1014,25 +1047,36 @@ class Engine:
                     job.energy += job._power * (now - job._e_last)
                     job._e_last = now
                 job._power += new_full - old_p
-                if not job._delay and speed_s[host] != cur_speed[host]:
-                    dirty[job] = None
+                new_speed = speed_s[host]
+                old_speed = cur_speed[host]
+                if new_speed != old_speed and not job._delay:
+                    # The job's pace is the slowest of its hosts: while no host that may be
+                    # the slowest speeds up, the slowest speed so far is the new pace.
+                    slowest = dirty.get(job, job._rate)
+                    if slowest != _RESCAN:
+                        if new_speed < old_speed:
+                            if new_speed < slowest:
+                                slowest = new_speed
+                        elif old_speed <= slowest:
+                            slowest = _RESCAN
+                    dirty[job] = slowest
                 host_energy[host] += old_p * (now - host_since[host])
                 d_power += new_full - old_p
-                d_wattmin += new_idle - old_idle
+                if trace:
+                    d_wattmin += new_idle - old_idle
                 cur_full[host] = new_full
             host_since[host] = now
             pstate[host] = state
             cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle
         self._power += d_power
-        self._wattmin += d_wattmin
-        if self._trace:
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        if trace:
+            self._wattmin += d_wattmin
             # ... and once more after it, with the new wattmin (Batsim's second row, logged
             # when the last machine of the request has switched).
             self.energy_trace.append((now, self._energy, "p", self._wattmin))
-        self.nb_grouped_switches += 1
-        self.nb_machine_switches += len(hosts)
-        if self._trace:
             self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
             self.pstate_trace.append((now, hosts, state))
             self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
@@ -1040,6 +1084,26 @@ class Engine:
             self._imm_rsc.append(
                 Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
             )
+
+    def _checked_tables(
+        self, state: int, hosts: tuple[int, ...]
+    ) -> tuple[Sequence[float] | Mapping[int, float], ...]:
+        """Check that every host of a ``SET_RESOURCE_STATE`` exists and has P-state ``state``;
+        return its (idle W, full W, speed) tables (see :meth:`_state_table`)."""
+        n = self._n
+        speeds = self._speeds
+        for host in hosts:
+            if not 0 <= host < n:
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: host {host!r} does not exist "
+                    f"(resource ids are 0..{n - 1})"
+                )
+            if not 0 <= state < len(speeds[host]):
+                raise SimulationError(
+                    f"SET_RESOURCE_STATE: unknown P-state {state} for host {host} "
+                    f"({self.platform.hosts[host].name!r} has P-states 0..{len(speeds[host]) - 1})"
+                )
+        return self._state_table(state, hosts)
 
     def _state_table(
         self, state: int, hosts: tuple[int, ...]

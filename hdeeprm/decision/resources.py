@@ -287,13 +287,30 @@ class CorePool:
                 touched[proc] = [c]
             else:
                 group.append(c)
-        procs = sorted(touched)
+        self._settle(touched, now, None)
+
+    def settle_taken(self, taken: dict[int, list[int]], now: float) -> None:
+        """:meth:`settle` for cores just taken, given by processor (``taken[proc]``: the cores
+        taken from ``proc`` since the last settle), so they are not grouped again: an
+        allocation that goes processor by processor already has them so."""
+        self._settle(taken, now, True)
+
+    def _settle(self, touched: dict[int, list[int]], now: float, busy: bool | None) -> None:
+        """:meth:`settle` on cores grouped by processor; ``busy``: every touched core was just
+        taken (``True``) or just freed (``False``), ``None``: either.
+
+        A core just taken was free and settled before, so idle (P2 or P3): it differs from its
+        processor's running state (P0 or P1) and is switched without a comparison; a core just
+        freed was running, likewise. When the idle (running) state of the processor changed,
+        the loop over its free (busy) cores already switched the touched ones."""
+        procs = sorted(touched) if len(touched) > 1 else list(touched)
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
         for listener in self.demand_listeners:
             listener.update(procs)
+        log = INSIGHTS.isEnabledFor(logging.WARNING)
         for proc in procs:
             members = proc_cores[proc]
             demand = 0.0
@@ -303,6 +320,7 @@ class CorePool:
             over = demand > bw_limit[proc]
             running = P1 if over else P0
             idle = P2 if proc_busy[proc] else P3
+            group = touched[proc]
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle
@@ -310,30 +328,37 @@ class CorePool:
                 for c in free:
                     pstate[c] = idle
                 changed.update(free)
+                if busy is False:
+                    group = ()  # the freed cores are free cores: switched above
             if running != run_state[proc]:
                 run_state[proc] = running
                 for c in members:
                     if core_job[c] is not None and pstate[c] != running:
                         pstate[c] = running
                         changed.add(c)
-            for c in touched[proc]:
-                new = idle if core_job[c] is None else running
-                if new != pstate[c]:
+                if busy:
+                    group = ()  # the taken cores are busy cores: switched above
+            if busy is None:
+                for c in group:
+                    new = idle if core_job[c] is None else running
+                    if new != pstate[c]:
+                        pstate[c] = new
+                        changed.add(c)
+            elif group:
+                new = running if busy else idle
+                for c in group:
                     pstate[c] = new
-                    changed.add(c)
+                changed.update(group)
             if over != over_now[proc]:
                 over_now[proc] = over
-                self._episode(proc, over, now)
-
-    def _episode(self, proc: int, started: bool, now: float) -> None:
-        if started:
-            self._open_episode[proc] = self.episodes.open(proc, now)
-            if INSIGHTS.isEnabledFor(logging.WARNING):
-                self.over_starts(now, proc, self.proc_demand[proc], self.proc_mem_bw[proc])
-        else:
-            self.episodes.close(self._open_episode.pop(proc), now)
-            if INSIGHTS.isEnabledFor(logging.WARNING):
-                self.over_ends(now, proc)
+                if over:
+                    self._open_episode[proc] = self.episodes.open(proc, now)
+                    if log:
+                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+                else:
+                    self.episodes.close(self._open_episode.pop(proc), now)
+                    if log:
+                        self.over_ends(now, proc)
 
     def close_episodes(self, now: float) -> None:
         """End every open over-subscription episode at ``now`` (simulation end) and log the
@@ -347,38 +372,43 @@ class CorePool:
 
     def release(self, cores: Iterable[int], now: float) -> None:
         """Free the cores of a finished job and update P-states around them."""
-        cores = list(cores)
         # give() per core, inlined: same float sums in the same order, but each listener hears
-        # of a processor or node once.
+        # of a processor or node once, and the cores are grouped by processor for the settle
+        # (a job's cores come in runs per processor). The processors' demands are not updated
+        # here: the settle sums them again from the per-core values.
         core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
         free_cores, free_index, core_job = self.free_cores, self.free_index, self.core_job
-        core_mem, core_bw, proc_demand = self.core_mem, self.core_bw, self.proc_demand
+        core_mem, core_bw = self.core_mem, self.core_bw
         proc_busy = self.proc_busy
         node_busy, node_free_mem, node_capacity = (
             self.node_busy,
             self.node_free_mem,
             self.node_capacity,
         )
-        procs: set[int] = set()
-        nodes: set[int] = set()
-        mem_nodes: set[int] = set()
+        touched: dict[int, list[int]] = {}
+        nodes: dict[int, None] = {}
+        mem_nodes: dict[int, None] = {}
         last_proc = -1
         node = -1
+        group: list[int] = []
         free: list[int] = []
+        count = 0
         for core in cores:
             proc = core_proc[core]
             if proc != last_proc:  # a job's cores come in runs per processor
                 last_proc = proc
                 node = proc_node[proc]
-                procs.add(proc)
-                nodes.add(node)
+                nodes[node] = None
                 free = proc_free[proc]
+                group = touched.get(proc)  # type: ignore[assignment]
+                if group is None:
+                    group = touched[proc] = []
+            group.append(core)
             free.append(core)  # sorted once per processor below
             free_index[core] = len(free_cores)
             free_cores.append(core)
             core_job[core] = None
             proc_busy[proc] -= 1
-            proc_demand[proc] -= core_bw[core]
             mem = core_mem[core]
             node_busy[node] -= 1
             before = node_free_mem[node]
@@ -389,12 +419,13 @@ class CorePool:
             core_mem[core] = 0.0
             core_bw[core] = 0.0
             if mem or node_free_mem[node] != before:
-                mem_nodes.add(node)
-        for proc in procs:
+                mem_nodes[node] = None
+            count += 1
+        for proc in touched:
             proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
-        self.free_count += len(cores)
+        self.free_count += count
         for listener in self.gain_listeners:
-            listener.update(procs)
+            listener.update(touched)
         for listener in self.node_change_listeners:
             listener.update(nodes)
         if mem_nodes:
@@ -402,7 +433,7 @@ class CorePool:
             for listener in self.node_gain_listeners:
                 for node in mem_nodes:
                     listener.update(node_procs[node])
-        self.settle(cores, now)
+        self._settle(touched, now, False)
 
     def drain(self) -> list[SetResourceState]:
         """Net P-state changes since the last drain, one decision per target state.

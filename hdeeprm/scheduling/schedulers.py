@@ -613,12 +613,15 @@ class BackfillScheduler:
         order as :meth:`_backfill_scan`, without visiting requests that cannot start; returns
         the cores still spare at the shadow time."""
         refused = self._refused
+        # The free cores change only when a job starts: read once and after each start, not
+        # at every question of ``keep`` (asked about every bucket and before every job).
+        avail = free()
 
         def keep(bucket: Bucket) -> bool:
             # Could a job of this request still start? Fewer free cores, fewer spare cores
             # and more refusals as the walk goes on: once "no", "no" for the rest of the walk.
             res = bucket.res
-            if res > free():
+            if res > avail:
                 return False
             if refused:
                 mem = bucket.mem
@@ -629,10 +632,13 @@ class BackfillScheduler:
 
         queue = self.queue
         examined = 0
-        for seq in self._candidates.walk(self.backfill, free(), keep, done):
+        for seq in self._candidates.walk(self.backfill, avail, keep, done):
             examined += 1
             job = queue[seq]
+            backfilled = self.nb_backfilled
             extra = self._backfill_one(job, now, start, done, shadow, extra)
+            if self.nb_backfilled != backfilled:
+                avail = free()
         self.nb_examined += examined
         return extra
 

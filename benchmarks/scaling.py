@@ -24,9 +24,9 @@ same converted workload: with the engine's first-fit FCFS (``benchmarks/engine_r
 ``AllP0FCFS``, no decision system) and with the workload manager and the pair, and prints the
 ratio of their CPU times (goal: 3x at most).
 
-``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` and
-its over-subscription spans as ``DIR/<trace>_<size>_hdeeprm_mem_bw_overutilization.csv`` (to
-compare results before and after a change, bit for bit).
+``--keep-out DIR`` keeps each run's outputs as ``DIR/<trace>_<size>_<name>`` (``out_jobs.csv``,
+the other Batsim outputs and ``hdeeprm_mem_bw_overutilization.csv``; to compare results before
+and after a change, bit for bit).
 """
 
 from __future__ import annotations
@@ -115,8 +115,8 @@ def child(
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             tag = f"_{scheduler}" if scheduler else ""
-            shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}{tag}_out_jobs.csv")
-            shutil.copyfile(over, keep / f"{trace}_{size}{tag}_{over.name}")
+            for kept in [*paths.values(), over]:
+                shutil.copyfile(kept, keep / f"{trace}_{size}{tag}_{kept.name}")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak = usage.ru_maxrss / 1024  # Linux: KiB
     return {

@@ -71,6 +71,7 @@ def child(
     The pair decides through :class:`~hdeeprm.decision.FixedPair`, as ``hdeeprm-launch``'s
     classic runs do: ``hdeeprm.agents`` imports torch (about 1.2 s and 190 MiB), which a
     classic replay never needs."""
+    from hdeeprm._gc import young_collections_only
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.experiment.run import write_overutilization
     from hdeeprm.platform import load_platform, write_platform_xml
@@ -104,7 +105,8 @@ def child(
         manager = WorkloadManager(
             platform, actions, FixedPair(actions, pair), seed=1, scheduler=sched
         )
-        engine = Engine(sim_platform, workload, trace=True)
+        with young_collections_only():  # as hdeeprm-launch's run_classic builds its engine
+            engine = Engine(sim_platform, workload, trace=True)
         deciding = run(engine, manager)
         t2 = time.perf_counter()
         c2 = time.process_time()

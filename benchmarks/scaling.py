@@ -105,15 +105,17 @@ def child(
         manager = WorkloadManager(
             platform, actions, FixedPair(actions, pair), seed=1, scheduler=sched
         )
-        with young_collections_only():  # as hdeeprm-launch's run_classic builds its engine
+        # Full collections suspended from the engine's build to the last output row, as in
+        # hdeeprm-launch's run_classic.
+        with young_collections_only():
             engine = Engine(sim_platform, workload, trace=True)
-        deciding = run(engine, manager)
-        t2 = time.perf_counter()
-        c2 = time.process_time()
-        paths = write_outputs(engine, out / "out")
-        over = write_overutilization(out / "out", manager)
-        t3 = time.perf_counter()
-        c3 = time.process_time()
+            deciding = run(engine, manager)
+            t2 = time.perf_counter()
+            c2 = time.process_time()
+            paths = write_outputs(engine, out / "out")
+            over = write_overutilization(out / "out", manager)
+            t3 = time.perf_counter()
+            c3 = time.process_time()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             tag = f"_{scheduler}" if scheduler else ""

@@ -11,7 +11,10 @@ oldest generation); young collections, which catch the few short-lived cycles, t
   can form there).
 * :func:`young_collections_only` keeps young collections during a replay but suspends full
   ones; cyclic garbage that outlives two young collections waits for the first full
-  collection after the block (when the collector's own thresholds say so).
+  collection after the block (when the collector's own thresholds say so). That first full
+  collection scans whatever is still alive then: a run that writes its outputs inside the
+  block (``run_classic``) lets its engine go before it, instead of paying a whole-heap scan
+  between the simulation and the outputs.
 
 Both restore the collector's previous state on exit, exceptions included, and nest.
 """

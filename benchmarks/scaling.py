@@ -11,7 +11,8 @@ pair (with ``--scheduler``, a backfilling scheduler of :mod:`hdeeprm.scheduling`
 jobs and the pair's core policy places them: issue 14's EASY goal), and writes the outputs
 (Batsim's and ``hdeeprm_mem_bw_overutilization.csv``, as ``hdeeprm-launch`` does); running each
 size in its own process makes its peak RSS honest. The pair decides through ``FixedPair``, as in
-``hdeeprm-launch`` (torch is never imported).
+``hdeeprm-launch`` (torch is never imported), and full garbage collections are suspended from
+the engine's build through the outputs, as ``run_classic`` does (:mod:`hdeeprm._gc`).
 Printed per run: jobs, events, wall time (conversion + simulation + outputs), the simulation's
 share and the deciding share, the process's CPU time (wall much above it means the machine was
 busy with something else), jobs/s and events/s of the simulation, microseconds per job, peak

@@ -7,8 +7,9 @@ no garbage cycles. Measured on the whole RICC trace (447,784 jobs), full collect
 4.5 s of CPU during the simulation and found nothing to free (0 objects collected in the
 oldest generation); young collections, which catch the few short-lived cycles, took 1.3 s.
 
-* :func:`gc_paused` switches the collector off while a trace becomes job objects (no cycle
-  can form there).
+* :func:`gc_paused` switches the collector off while a trace or a platform becomes objects
+  (they all stay alive: there is nothing to free); the first young collection after the block
+  scans them once.
 * :func:`young_collections_only` keeps young collections during a replay but suspends full
   ones; cyclic garbage that outlives two young collections waits for the first full
   collection after the block (when the collector's own thresholds say so). That first full

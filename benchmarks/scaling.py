@@ -11,7 +11,8 @@ pair (with ``--scheduler``, a backfilling scheduler of :mod:`hdeeprm.scheduling`
 jobs and the pair's core policy places them: issue 14's EASY goal), and writes the outputs
 (Batsim's and ``hdeeprm_mem_bw_overutilization.csv``, as ``hdeeprm-launch`` does); running each
 size in its own process makes its peak RSS honest. The pair decides through ``FixedPair``, as in
-``hdeeprm-launch`` (torch is never imported).
+``hdeeprm-launch`` (torch is never imported), and full garbage collections are suspended from
+the engine's build through the outputs, as ``run_classic`` does (:mod:`hdeeprm._gc`).
 Printed per run: jobs, events, wall time (conversion + simulation + outputs), the simulation's
 share and the deciding share, the process's CPU time (wall much above it means the machine was
 busy with something else), jobs/s and events/s of the simulation, microseconds per job, peak
@@ -24,9 +25,9 @@ same converted workload: with the engine's first-fit FCFS (``benchmarks/engine_r
 ``AllP0FCFS``, no decision system) and with the workload manager and the pair, and prints the
 ratio of their CPU times (goal: 3x at most).
 
-``--keep-out DIR`` keeps each run's ``out_jobs.csv`` as ``DIR/<trace>_<size>_out_jobs.csv`` and
-its over-subscription spans as ``DIR/<trace>_<size>_hdeeprm_mem_bw_overutilization.csv`` (to
-compare results before and after a change, bit for bit).
+``--keep-out DIR`` keeps each run's outputs as ``DIR/<trace>_<size>_<name>`` (``out_jobs.csv``,
+the other Batsim outputs and ``hdeeprm_mem_bw_overutilization.csv``; to compare results before
+and after a change, bit for bit).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def child(
     The pair decides through :class:`~hdeeprm.decision.FixedPair`, as ``hdeeprm-launch``'s
     classic runs do: ``hdeeprm.agents`` imports torch (about 1.2 s and 190 MiB), which a
     classic replay never needs."""
+    from hdeeprm._gc import young_collections_only
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.experiment.run import write_overutilization
     from hdeeprm.platform import load_platform, write_platform_xml
@@ -104,19 +106,22 @@ def child(
         manager = WorkloadManager(
             platform, actions, FixedPair(actions, pair), seed=1, scheduler=sched
         )
-        engine = Engine(sim_platform, workload, trace=True)
-        deciding = run(engine, manager)
-        t2 = time.perf_counter()
-        c2 = time.process_time()
-        paths = write_outputs(engine, out / "out")
-        over = write_overutilization(out / "out", manager)
-        t3 = time.perf_counter()
-        c3 = time.process_time()
+        # Full collections suspended from the engine's build to the last output row, as in
+        # hdeeprm-launch's run_classic.
+        with young_collections_only():
+            engine = Engine(sim_platform, workload, trace=True)
+            deciding = run(engine, manager)
+            t2 = time.perf_counter()
+            c2 = time.process_time()
+            paths = write_outputs(engine, out / "out")
+            over = write_overutilization(out / "out", manager)
+            t3 = time.perf_counter()
+            c3 = time.process_time()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             tag = f"_{scheduler}" if scheduler else ""
-            shutil.copyfile(paths["jobs"], keep / f"{trace}_{size}{tag}_out_jobs.csv")
-            shutil.copyfile(over, keep / f"{trace}_{size}{tag}_{over.name}")
+            for kept in [*paths.values(), over]:
+                shutil.copyfile(kept, keep / f"{trace}_{size}{tag}_{kept.name}")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak = usage.ru_maxrss / 1024  # Linux: KiB
     return {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hdeeprm._gc import gc_paused
 from hdeeprm.errors import InputError
 from hdeeprm.platform._validate import (
     PathLike,
@@ -67,6 +68,15 @@ def platform_from_json(
 
     ``path`` only labels error messages (use it when ``raw`` came from a file).
     """
+    # No cyclic collection while the nodes, processors and cores become objects: they refer to
+    # each other (a core to its processor...) but all stay alive, so there is nothing to free;
+    # on a 371,443-node platform, full collections took 0.92 of 1.96 s CPU (1.56 s paused).
+    with gc_paused():
+        return _platform_from_json(raw, path, library)
+
+
+def _platform_from_json(raw: Any, path: PathLike, library: TypeLibrary | None) -> Platform:
+    """:func:`platform_from_json` with the collector paused."""
     expect_object(raw, path, "", ("clusters", "global_links"), ("types",))
     lib = library if library is not None else TypeLibrary.shipped()
     if "types" in raw:

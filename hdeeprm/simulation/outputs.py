@@ -19,13 +19,17 @@ formats as Batsim 4.x's tracers, so evalys and Batsim tooling read them unchange
   P-state change), ``wattmin`` (sum of the hosts' idle power in their current P-states) and
   ``epower`` (mean power since the previous row, ``NA`` when no time passed); ``%g`` values.
 
-Every file is written atomically.
+Every file is written atomically and streamed: rows are formatted and written a chunk at a
+time (:func:`write_lines`), so a whole trace's files never sit in memory as strings.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
+from typing import IO
 
 from hdeeprm import __version__ as _hdeeprm_version
 from hdeeprm._atomic import atomic_open
@@ -104,11 +108,6 @@ def _f(value: float) -> str:
     return f"{value:f}"
 
 
-def _g(value: float) -> str:
-    """C ``printf("%g")``."""
-    return f"{value:g}"
-
-
 def _div(num: float, den: float) -> float:
     """IEEE division, as the C++ code does it (x/0 is inf, 0/0 is nan)."""
     if den != 0:
@@ -122,46 +121,73 @@ def _div(num: float, den: float) -> float:
 NO_ENERGY = -1.0
 
 
-def _job_row(job: SimJob, energy: bool = True) -> str:
-    spec = job.spec
-    walltime = spec.walltime if spec.walltime is not None else -1.0
-    if job.state == REJECTED or job.start_time is None or job.finish_time is None:
-        timing = ["", "", "", "", "", "", format_interval_set(job.alloc), ""]
-    else:
-        runtime = job.finish_time - job.start_time
-        turnaround = job.finish_time - spec.subtime
-        timing = [
-            _f(job.start_time),
-            _f(runtime),
-            _f(job.finish_time),
-            _f(job.start_time - spec.subtime),
-            _f(turnaround),
-            _f(_div(turnaround, runtime)),
-            format_interval_set(job.alloc),
-            _f(job.energy if energy else NO_ENERGY),
-        ]
-    return ",".join(
-        [
+def _interval_texts() -> Callable[[tuple[int, ...]], str]:
+    """:func:`format_interval_set` memoised for one file: a whole trace repeats the same host
+    sets (the same cores allocated, switched off and on again) hundreds of thousands of times.
+    """
+    cache: dict[tuple[int, ...], str] = {}
+    get = cache.get
+
+    def text(ids: tuple[int, ...]) -> str:
+        found = get(ids)
+        if found is None:
+            found = cache[ids] = format_interval_set(ids)
+        return found
+
+    return text
+
+
+# Rows are %-formatted: on a whole trace's millions of rows that is about 30% faster than the
+# equivalent f-strings, and "%f"/"%g" give exactly what format(x, "f"/"g") gives.
+def _job_lines(jobs: Iterable[SimJob], energy: bool) -> Iterator[str]:
+    """Lines of ``out_jobs.csv`` (each ending with a newline), one job at a time."""
+    yield ",".join(JOBS_COLUMNS) + "\n"
+    alloc_text = _interval_texts()
+    for job in jobs:
+        spec = job.spec
+        walltime = spec.walltime if spec.walltime is not None else -1.0
+        state = job.state
+        success = "1" if state == COMPLETED_SUCCESSFULLY else "0"
+        start, finish = job.start_time, job.finish_time
+        if state == REJECTED or start is None or finish is None:
+            yield '%s,%s,%s,%f,%s,%f,%s,%s,,,,,,,%s,,""\n' % (  # noqa: UP031
+                spec.id,
+                job.workload,
+                spec.profile,
+                spec.subtime,
+                spec.res,
+                walltime,
+                success,
+                state,
+                alloc_text(job.alloc),
+            )
+            continue
+        runtime = finish - start
+        turnaround = finish - spec.subtime
+        yield '%s,%s,%s,%f,%s,%f,%s,%s,%f,%f,%f,%f,%f,%f,%s,%f,""\n' % (  # noqa: UP031
             spec.id,
             job.workload,
             spec.profile,
-            _f(spec.subtime),
-            str(spec.res),
-            _f(walltime),
-            "1" if job.state == COMPLETED_SUCCESSFULLY else "0",
-            job.state,
-            *timing,
-            '""',
-        ]
-    )
+            spec.subtime,
+            spec.res,
+            walltime,
+            success,
+            state,
+            start,
+            runtime,
+            finish,
+            start - spec.subtime,
+            turnaround,
+            turnaround / runtime if runtime else _div(turnaround, runtime),
+            alloc_text(job.alloc),
+            job.energy if energy else NO_ENERGY,
+        )
 
 
 def jobs_csv(engine: Engine, *, energy: bool = True) -> str:
     """Text of ``out_jobs.csv`` (``energy=False``: ``consumed_energy`` is -1, as Batsim
     writes it without ``-E``)."""
-    lines = [",".join(JOBS_COLUMNS)]
-    lines.extend(_job_row(job, energy) for job in engine.finished_jobs)
-    return "\n".join(lines) + "\n"
+    return "".join(_job_lines(engine.finished_jobs, energy))
 
 
 #: Columns of ``out_gpus.csv`` (hdeeprm's own file: Batsim has no GPUs).
@@ -174,23 +200,19 @@ def has_gpu_information(engine: Engine) -> bool:
     return any(job.gpus or job.service_factor != 1.0 for job in engine.finished_jobs)
 
 
+def _gpu_lines(engine: Engine) -> Iterator[str]:
+    yield ",".join(GPUS_COLUMNS) + "\n"
+    for job in engine.finished_jobs:
+        yield (
+            f"{job.spec.id},{job.workload},{len(job.gpus)},"
+            f"{format_interval_set(job.gpus)},{job.service_factor!r}\n"
+        )
+
+
 def gpus_csv(engine: Engine) -> str:
     """Text of ``out_gpus.csv``: per ended job, the GPU ids it got (an interval set, like
     ``allocated_resources``) and the service-time factor its work was multiplied by."""
-    lines = [",".join(GPUS_COLUMNS)]
-    for job in engine.finished_jobs:
-        lines.append(
-            ",".join(
-                [
-                    job.spec.id,
-                    job.workload,
-                    str(len(job.gpus)),
-                    format_interval_set(job.gpus),
-                    repr(job.service_factor),
-                ]
-            )
-        )
-    return "\n".join(lines) + "\n"
+    return "".join(_gpu_lines(engine))
 
 
 def schedule_values(
@@ -273,37 +295,61 @@ def schedule_csv(
     return ",".join(values) + "\n" + ",".join(values.values()) + "\n"
 
 
+def _machine_state_lines(engine: Engine) -> Iterator[str]:
+    yield ",".join(MACHINE_STATES_COLUMNS) + "\n"
+    for row in engine.machine_state_trace:
+        yield "%g,0,0,0,%s,%s\n" % row  # noqa: UP031
+
+
 def machine_states_csv(engine: Engine) -> str:
     """Text of ``out_machine_states.csv``."""
-    lines = [",".join(MACHINE_STATES_COLUMNS)]
-    lines.extend(
-        f"{_g(t)},0,0,0,{idle},{computing}" for t, idle, computing in engine.machine_state_trace
-    )
-    return "\n".join(lines) + "\n"
+    return "".join(_machine_state_lines(engine))
+
+
+def _pstate_lines(engine: Engine) -> Iterator[str]:
+    yield ",".join(PSTATE_COLUMNS) + "\n"
+    hosts_text = _interval_texts()
+    for t, hosts, state in engine.pstate_trace:
+        yield "%g,%s,%s\n" % (t, hosts_text(hosts), state)  # noqa: UP031
 
 
 def pstate_changes_csv(engine: Engine) -> str:
     """Text of ``out_pstate_changes.csv``."""
-    lines = [",".join(PSTATE_COLUMNS)]
-    lines.extend(
-        f"{_g(t)},{format_interval_set(hosts)},{state}" for t, hosts, state in engine.pstate_trace
-    )
-    return "\n".join(lines) + "\n"
+    return "".join(_pstate_lines(engine))
+
+
+def _energy_lines(engine: Engine) -> Iterator[str]:
+    yield ",".join(ENERGY_COLUMNS) + "\n"
+    last_time = 0.0
+    last_energy = 0.0
+    for t, energy, kind, wattmin in engine.energy_trace:
+        dt = t - last_time
+        if dt > 0:
+            epower = (energy - last_energy) / dt
+            yield "%f,%f,%s,%f,%f\n" % (t, energy, kind, wattmin, epower)  # noqa: UP031
+        else:
+            yield "%f,%f,%s,%f,NA\n" % (t, energy, kind, wattmin)  # noqa: UP031
+        last_time = t
+        last_energy = energy
 
 
 def consumed_energy_csv(engine: Engine) -> str:
     """Text of ``out_consumed_energy.csv``: Batsim's ``%f`` (6 decimals) on every number; a
     P-state change gives two rows (before and after it, the second with the new wattmin)."""
-    lines = [",".join(ENERGY_COLUMNS)]
-    last_time = 0.0
-    last_energy = 0.0
-    for t, energy, kind, wattmin in engine.energy_trace:
-        dt = t - last_time
-        epower = _f((energy - last_energy) / dt) if dt > 0 else "NA"
-        lines.append(f"{_f(t)},{_f(energy)},{kind},{_f(wattmin)},{epower}")
-        last_time = t
-        last_energy = energy
-    return "\n".join(lines) + "\n"
+    return "".join(_energy_lines(engine))
+
+
+#: Lines joined into one write: big enough that writes cost nothing per row, small enough that
+#: a whole trace's file is never held in memory (about 1 MB of text at a time).
+CHUNK_LINES = 10_000
+
+
+def write_lines(handle: IO[str], lines: Iterable[str]) -> None:
+    """Write ``lines`` (each with its line ending) to ``handle``, :data:`CHUNK_LINES` at a
+    time, so a file of millions of rows never exists as one string."""
+    it = iter(lines)
+    while chunk := "".join(islice(it, CHUNK_LINES)):
+        handle.write(chunk)
 
 
 def write_outputs(
@@ -326,25 +372,23 @@ def write_outputs(
     """
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {
-        "jobs": jobs_csv(engine, energy=energy),
-        "schedule": schedule_csv(
-            engine,
-            scheduling_time=scheduling_time,
-            simulation_time=simulation_time,
-            energy=energy,
-        ),
-        "machine_states": machine_states_csv(engine),
+    schedule = schedule_csv(
+        engine, scheduling_time=scheduling_time, simulation_time=simulation_time, energy=energy
+    )
+    files: dict[str, Iterable[str]] = {
+        "jobs": _job_lines(engine.finished_jobs, energy),
+        "schedule": (schedule,),
+        "machine_states": _machine_state_lines(engine),
     }
     if energy:
-        texts["pstate_changes"] = pstate_changes_csv(engine)
-        texts["consumed_energy"] = consumed_energy_csv(engine)
+        files["pstate_changes"] = _pstate_lines(engine)
+        files["consumed_energy"] = _energy_lines(engine)
     if has_gpu_information(engine):
-        texts["gpus"] = gpus_csv(engine)
+        files["gpus"] = _gpu_lines(engine)
     paths: dict[str, Path] = {}
-    for kind, text in texts.items():
+    for kind, lines in files.items():
         path = folder / f"{prefix}{kind}.csv"
         with atomic_open(path, "w", newline="") as handle:
-            handle.write(text)
+            write_lines(handle, lines)
         paths[kind] = path
     return paths

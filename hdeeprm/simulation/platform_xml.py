@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hdeeprm._gc import gc_paused
 from hdeeprm.errors import InputError
 
 #: Multipliers of SimGrid's speed units (short and long forms).
@@ -308,6 +309,14 @@ def load_platform_xml(
     error names the file and the offending host.
     """
     spath = os.fspath(path)
+    # No cyclic collection while the element tree and the hosts are built (all alive, nothing to
+    # free): on RICC's 8,192 cores the collector ran 3 full collections, half the loading time.
+    with gc_paused():
+        return _load(spath, master_host)
+
+
+def _load(spath: str, master_host: str) -> SimPlatform:
+    """:func:`load_platform_xml` of a path."""
     try:
         root = ET.parse(spath).getroot()
     except FileNotFoundError:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from hdeeprm._gc import young_collections_only
 from hdeeprm.simulation.engine import Engine, SimJob
 from hdeeprm.simulation.events import Decision, Message
 from hdeeprm.simulation.outputs import write_outputs
@@ -29,19 +30,22 @@ def run(engine: Engine, decision_system: DecisionSystem) -> float:
     """Drive ``engine`` to the end with ``decision_system``; return the seconds spent deciding.
 
     The decision system sees every message, ``SIMULATION_BEGINS`` and ``SIMULATION_ENDS``
-    included (its answer to the latter is ignored, as Batsim ignores it).
+    included (its answer to the latter is ignored, as Batsim ignores it). Full garbage
+    collections are suspended meanwhile (:func:`hdeeprm._gc.young_collections_only`).
     """
     handle = decision_system.handle
     clock = time.perf_counter
     deciding = 0.0
-    message = engine.start()
-    while True:
-        tick = clock()
-        decisions = handle(message)
-        deciding += clock() - tick
-        if engine.finished:
-            return deciding
-        message = engine.proceed(decisions)
+    # A replay keeps what it creates: full collections would rescan it all and free nothing.
+    with young_collections_only():
+        message = engine.start()
+        while True:
+            tick = clock()
+            decisions = handle(message)
+            deciding += clock() - tick
+            if engine.finished:
+                return deciding
+            message = engine.proceed(decisions)
 
 
 @dataclass(slots=True)

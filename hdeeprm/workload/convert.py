@@ -33,8 +33,6 @@ summary cover the lines read up to there. Times are shifted so the first kept jo
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import os
 from collections.abc import Iterable, Iterator
@@ -43,6 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hdeeprm._gc import gc_paused
 from hdeeprm.errors import InputError
 from hdeeprm.workload.limits import (
     JobLimits,
@@ -315,7 +314,9 @@ def convert_records(
         flops_per_second = _number("reference_speed", reference_speed) * 1e9
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer, got {seed!r}")
-    with _gc_paused():
+    # No cyclic collection while a trace becomes job objects: they form no cycles, and on a
+    # whole trace the collector would rescan the growing heap (a quarter of the conversion).
+    with gc_paused():
         return _convert(
             records,
             flops_per_second,
@@ -332,20 +333,6 @@ def convert_records(
             mem_bw_range=mem_bw_range,
             gpus_per_task=gpus_per_task,
         )
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a trace becomes job objects: they form no cycles,
-    and on a whole trace (RICC: 447,784 jobs) the collector would otherwise rescan the growing
-    heap about a second's worth (a quarter of the conversion)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _convert(

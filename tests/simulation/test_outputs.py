@@ -247,3 +247,55 @@ def test_interval_sets() -> None:
     assert parse_interval_set("0-3 7 9-10") == [0, 1, 2, 3, 7, 9, 10]
     with pytest.raises(ValueError, match="bad interval '3-1'"):
         parse_interval_set("3-1")
+
+
+def test_files_are_streamed_in_chunks_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_outputs writes each file a chunk of rows at a time (never the whole text at
+    once), and the bytes are those of the *_csv texts whatever the chunk size."""
+    from hdeeprm.simulation import outputs
+
+    engine = Engine(heterogeneous_platform(), random_workload(7, 40))
+    run(engine, FirstFitFCFS())
+    texts = {
+        "jobs": outputs.jobs_csv(engine),
+        "schedule": outputs.schedule_csv(engine),
+        "machine_states": outputs.machine_states_csv(engine),
+        "pstate_changes": outputs.pstate_changes_csv(engine),
+        "consumed_energy": outputs.consumed_energy_csv(engine),
+    }
+    # 41 lines in out_jobs.csv (header + 40 jobs): chunks of 3 lines are 13 of 3 and 1 of 2.
+    assert texts["jobs"].count("\n") == 41
+    monkeypatch.setattr(outputs, "CHUNK_LINES", 3)
+    writes: list[str] = []
+    real_write_lines = outputs.write_lines
+
+    def recording(handle, lines):  # noqa: ANN001, ANN202
+        class Recorder:
+            def write(self, text: str) -> int:
+                writes.append(text)
+                return handle.write(text)
+
+        real_write_lines(Recorder(), lines)
+
+    monkeypatch.setattr(outputs, "write_lines", recording)
+    paths = outputs.write_outputs(engine, tmp_path)
+    for kind, text in texts.items():
+        assert paths[kind].read_text() == text
+    jobs_writes = writes[:14]
+    assert [w.count("\n") for w in jobs_writes] == [3] * 13 + [2]
+    assert "".join(jobs_writes) == texts["jobs"]
+
+
+def test_write_lines_joins_chunks_exactly() -> None:
+    import io
+
+    from hdeeprm.simulation.outputs import write_lines
+
+    handle = io.StringIO()
+    write_lines(handle, (f"{i}\n" for i in range(25_001)))
+    assert handle.getvalue() == "".join(f"{i}\n" for i in range(25_001))
+    empty = io.StringIO()
+    write_lines(empty, iter(()))
+    assert empty.getvalue() == ""

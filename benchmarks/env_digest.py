@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import hashlib
 import logging
-import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from hdeeprm._digest import feed, feed_info
 from hdeeprm.agents import ClassicAgent
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.environment import HeterogeneousClusterEnv
@@ -42,16 +42,6 @@ from hdeeprm.workload.convert import convert_swf
 REPO = Path(__file__).resolve().parent.parent
 TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
 PLATFORM = REPO / "platform_examples" / "gaia.json"
-
-
-def _feed(digest: Any, value: Any) -> None:
-    """Add ``value`` to ``digest`` exactly: floats by their bits, arrays by their bytes."""
-    if isinstance(value, np.ndarray):
-        digest.update(str(value.dtype).encode() + value.tobytes())
-    elif isinstance(value, float):
-        digest.update(struct.pack("<d", value))
-    else:
-        digest.update(repr(value).encode())
 
 
 def _make_env(tmp: str, observation: str, window_jobs: int, seed: int) -> HeterogeneousClusterEnv:
@@ -76,27 +66,23 @@ def _make_env(tmp: str, observation: str, window_jobs: int, seed: int) -> Hetero
 
 def _episode(env: HeterogeneousClusterEnv, rng: np.random.Generator, digest: Any, **reset) -> int:
     obs, info = env.reset(**reset)
-    _feed(digest, obs)
-    for key in sorted(info):
-        _feed(digest, key)
-        _feed(digest, info[key])
+    feed(digest, obs)
+    feed_info(digest, info)
     n, steps, done = env.action_space.n, 0, False
     while not done:
         obs, reward, done, _, info = env.step(int(rng.integers(n)))
         steps += 1
         for value in (obs, reward, done):
-            _feed(digest, value)
-        for key in sorted(info):
-            _feed(digest, key)
-            _feed(digest, info[key])
+            feed(digest, value)
+        feed_info(digest, info)
     engine = env.engine
     assert engine is not None
     for job in engine.finished_jobs:
-        _feed(digest, job.id)
-        _feed(digest, job.energy)
+        feed(digest, job.id)
+        feed(digest, job.energy)
     for energy in engine.host_energy():
-        _feed(digest, energy)
-    _feed(digest, engine.consumed_energy)
+        feed(digest, energy)
+    feed(digest, engine.consumed_energy)
     return steps
 
 
@@ -118,7 +104,7 @@ def env_digests(windows: int, window_jobs: int, seed: int = 1) -> None:
         )
         out = Path(tmp) / "out"
         for name, path in sorted(env.write_outputs(out).items()):
-            _feed(digest, name)
+            feed(digest, name)
             digest.update(Path(path).read_bytes())
         print(f"env-traced window ({env.window[0]}-{env.window[1]}, {steps} steps, outputs):")
         print(f"  {digest.hexdigest()}")
@@ -146,7 +132,7 @@ def classic_digests(pairs: list[str], nb_jobs: int, seed: int = 1) -> None:
             jobs = hashlib.sha256(Path(files["jobs"]).read_bytes()).hexdigest()
             every = hashlib.sha256()
             for name, path in sorted(files.items()):
-                _feed(every, name)
+                feed(every, name)
                 every.update(Path(path).read_bytes())
             print(f"classic {pair} ({len(workload.jobs)} jobs): out_jobs.csv {jobs}")
             print(f"  every output {every.hexdigest()}")

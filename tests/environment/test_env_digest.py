@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from hdeeprm._digest import feed, feed_info
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
@@ -35,21 +35,6 @@ DIGESTS = {
     ): "29a814463c839267f22cd30a2f4b83665d4ff96c57692d10ce9fe72e81e3c10b",
     ("normal", "edp", True): "81f4bbe3b9dccecda99368596e1f873b78d73ccec2f0747ba2a49e9e8ce600fa",
 }
-
-
-def _feed(digest: Any, value: Any) -> None:
-    if isinstance(value, np.ndarray):
-        digest.update(str(value.dtype).encode() + value.tobytes())
-    elif isinstance(value, float):
-        digest.update(struct.pack("<d", value))
-    else:
-        digest.update(repr(value).encode())
-
-
-def _feed_info(digest: Any, info: dict[str, Any]) -> None:
-    for key in sorted(info):
-        _feed(digest, key)
-        _feed(digest, info[key])
 
 
 def episode_digest(trace: Path, tmp: Path, observation: str, objective: str, traced: bool) -> str:
@@ -69,26 +54,26 @@ def episode_digest(trace: Path, tmp: Path, observation: str, objective: str, tra
     env = HeterogeneousClusterEnv(inputs=dataclasses.replace(inputs, options=options))
     digest = hashlib.sha256()
     obs, info = env.reset(seed=5, options={"trace": traced})
-    _feed(digest, obs)
-    _feed_info(digest, info)
+    feed(digest, obs)
+    feed_info(digest, info)
     rng = np.random.default_rng(5)
     done = False
     while not done:
         obs, reward, done, _, info = env.step(int(rng.integers(env.action_space.n)))
         for value in (obs, reward, done):
-            _feed(digest, value)
-        _feed_info(digest, info)
+            feed(digest, value)
+        feed_info(digest, info)
     engine = env.engine
     assert engine is not None
     for job in engine.finished_jobs:
-        _feed(digest, job.id)
-        _feed(digest, job.energy)
+        feed(digest, job.id)
+        feed(digest, job.energy)
     for energy in engine.host_energy():
-        _feed(digest, energy)
-    _feed(digest, engine.consumed_energy)
+        feed(digest, energy)
+    feed(digest, engine.consumed_energy)
     if traced:
         for name, path in sorted(env.write_outputs(tmp / "out").items()):
-            _feed(digest, name)
+            feed(digest, name)
             digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 

@@ -1,0 +1,30 @@
+"""Bit-exact digests of results, shared by the digest benchmark and the pinned-digest tests.
+
+Speed work must leave every observation, reward and ``info`` entry identical bit for bit; a
+SHA-256 fed through :func:`feed` changes when any float's bits or any array's bytes do.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+def feed(digest: Any, value: Any) -> None:
+    """Add ``value`` to ``digest`` exactly: floats by their bits, arrays by their bytes."""
+    if isinstance(value, np.ndarray):
+        digest.update(str(value.dtype).encode() + value.tobytes())
+    elif isinstance(value, float):
+        digest.update(struct.pack("<d", value))
+    else:
+        digest.update(repr(value).encode())
+
+
+def feed_info(digest: Any, info: Mapping[str, Any]) -> None:
+    """Add every entry of an ``info`` dict, in key order (insertion order is not compared)."""
+    for key in sorted(info):
+        feed(digest, key)
+        feed(digest, info[key])

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scaling import DEFAULT_TRACES, ROOT, TRACES  # noqa: E402
+from scaling import DEFAULT_TRACES, TRACES, load_inputs  # noqa: E402
 
 
 class GcClock:
@@ -50,9 +50,7 @@ def child(trace: str, size: str, policy: str, traces_dir: Path) -> dict:
     import hdeeprm._gc
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.experiment.run import write_overutilization
-    from hdeeprm.platform import load_platform, write_platform_xml
-    from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
-    from hdeeprm.workload.convert import convert_swf
+    from hdeeprm.simulation import Engine, run, write_outputs
 
     if policy == "default":  # a no-op in place of the policy, where the replay looks it up
         hdeeprm._gc.young_collections_only = contextlib.nullcontext  # type: ignore[assignment]
@@ -60,19 +58,9 @@ def child(trace: str, size: str, policy: str, traces_dir: Path) -> dict:
 
         runner.young_collections_only = contextlib.nullcontext  # type: ignore[assignment]
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
-    swf, platform_file = TRACES[trace]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        platform = load_platform(ROOT / "platform_examples" / platform_file)
-        write_platform_xml(platform, out / "platform.xml")
-        sim_platform = load_platform_xml(out / "platform.xml")
-        workload = convert_swf(
-            traces_dir / swf,
-            reference_speed=platform.reference_speed,
-            max_cores=len(platform.cores),
-            seed=1,
-            nb_jobs=None if size == "all" else int(size),
-        ).workload
+        platform, sim_platform, workload = load_inputs(trace, size, traces_dir, out)
         actions = ActionSpace()
         manager = WorkloadManager(
             platform, actions, FixedPair(actions, "shortest-high_gflops"), seed=1

@@ -59,6 +59,27 @@ PEAK_RSS_MIB = 2048.0
 GAIA_RATIO = 3.0
 
 
+def load_inputs(trace: str, size: str, traces_dir: Path, out: Path) -> tuple:
+    """The platform, the engine's platform (through a written ``platform.xml`` in ``out``) and
+    the first ``size`` jobs (or ``all``) of ``trace``, converted as every replay here does."""
+    from hdeeprm.platform import load_platform, write_platform_xml
+    from hdeeprm.simulation import load_platform_xml
+    from hdeeprm.workload.convert import convert_swf
+
+    swf, platform_file = TRACES[trace]
+    platform = load_platform(ROOT / "platform_examples" / platform_file)
+    write_platform_xml(platform, out / "platform.xml")
+    sim_platform = load_platform_xml(out / "platform.xml")
+    workload = convert_swf(
+        traces_dir / swf,
+        reference_speed=platform.reference_speed,
+        max_cores=len(platform.cores),
+        seed=1,
+        nb_jobs=None if size == "all" else int(size),
+    ).workload
+    return platform, sim_platform, workload
+
+
 def child(
     trace: str,
     size: str,
@@ -75,30 +96,17 @@ def child(
     from hdeeprm._gc import young_collections_only
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.experiment.run import write_overutilization
-    from hdeeprm.platform import load_platform, write_platform_xml
     from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
-    from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
-    from hdeeprm.workload.convert import convert_swf
+    from hdeeprm.simulation import Engine, run, write_outputs
 
     # Bandwidth over-subscription warnings would go to stderr through logging's last resort
     # (a user run writes them to insights.log): not what is measured here.
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
-    swf, platform_file = TRACES[trace]
-    nb_jobs = None if size == "all" else int(size)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         t0 = time.perf_counter()
         c0 = time.process_time()
-        platform = load_platform(ROOT / "platform_examples" / platform_file)
-        write_platform_xml(platform, out / "platform.xml")
-        sim_platform = load_platform_xml(out / "platform.xml")
-        workload = convert_swf(
-            traces_dir / swf,
-            reference_speed=platform.reference_speed,
-            max_cores=len(platform.cores),
-            seed=1,
-            nb_jobs=nb_jobs,
-        ).workload
+        platform, sim_platform, workload = load_inputs(trace, size, traces_dir, out)
         t1 = time.perf_counter()
         c1 = time.process_time()
         actions = ActionSpace()

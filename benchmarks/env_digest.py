@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hdeeprm._digest import feed, feed_info
+from hdeeprm._digest import feed, feed_random_episode
 from hdeeprm.agents import ClassicAgent
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.environment import HeterogeneousClusterEnv
@@ -65,25 +65,7 @@ def _make_env(tmp: str, observation: str, window_jobs: int, seed: int) -> Hetero
 
 
 def _episode(env: HeterogeneousClusterEnv, rng: np.random.Generator, digest: Any, **reset) -> int:
-    obs, info = env.reset(**reset)
-    feed(digest, obs)
-    feed_info(digest, info)
-    n, steps, done = env.action_space.n, 0, False
-    while not done:
-        obs, reward, done, _, info = env.step(int(rng.integers(n)))
-        steps += 1
-        for value in (obs, reward, done):
-            feed(digest, value)
-        feed_info(digest, info)
-    engine = env.engine
-    assert engine is not None
-    for job in engine.finished_jobs:
-        feed(digest, job.id)
-        feed(digest, job.energy)
-    for energy in engine.host_energy():
-        feed(digest, energy)
-    feed(digest, engine.consumed_energy)
-    return steps
+    return feed_random_episode(digest, env, rng, **reset)
 
 
 def env_digests(windows: int, window_jobs: int, seed: int = 1) -> None:

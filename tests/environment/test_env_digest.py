@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hdeeprm._digest import feed, feed_info
+from hdeeprm._digest import feed, feed_random_episode
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
@@ -53,24 +53,7 @@ def episode_digest(trace: Path, tmp: Path, observation: str, objective: str, tra
     options = options_from_json(raw, tmp / "options.json")
     env = HeterogeneousClusterEnv(inputs=dataclasses.replace(inputs, options=options))
     digest = hashlib.sha256()
-    obs, info = env.reset(seed=5, options={"trace": traced})
-    feed(digest, obs)
-    feed_info(digest, info)
-    rng = np.random.default_rng(5)
-    done = False
-    while not done:
-        obs, reward, done, _, info = env.step(int(rng.integers(env.action_space.n)))
-        for value in (obs, reward, done):
-            feed(digest, value)
-        feed_info(digest, info)
-    engine = env.engine
-    assert engine is not None
-    for job in engine.finished_jobs:
-        feed(digest, job.id)
-        feed(digest, job.energy)
-    for energy in engine.host_energy():
-        feed(digest, energy)
-    feed(digest, engine.consumed_energy)
+    feed_random_episode(digest, env, np.random.default_rng(5), seed=5, options={"trace": traced})
     if traced:
         for name, path in sorted(env.write_outputs(tmp / "out").items()):
             feed(digest, name)

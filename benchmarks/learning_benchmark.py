@@ -253,6 +253,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=1, help="one training seed")
     parser.add_argument(
+        "--data-seed",
+        type=int,
+        default=1,
+        help="seed of the options (the trace's conversion: per-job draws such as memory "
+        "bandwidth), the same whatever the training seeds, so that every run sees the same "
+        "training and held-out data",
+    )
+    parser.add_argument(
         "--eval-every",
         type=int,
         default=20,
@@ -450,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
             mode,
             args.objective,
             args.observation,
-            args.seeds[0],
+            args.data_seed,
             args.trace,
             args.platform,
             args.selection,

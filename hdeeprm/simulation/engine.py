@@ -51,6 +51,7 @@ import heapq
 import logging
 import math
 import operator
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -105,6 +106,11 @@ _CALL = 2
 #: Re-pacing marker: the job's slowest host is unknown without a pass over its hosts (speeds
 #: are never negative).
 _RESCAN = -1.0
+
+#: Jobs on at least this many hosts count their hosts by speed once their pace has had to
+#: be found again by a pass over their hosts: later such finds read the smallest count's key.
+#: (Counting costs more than a pass over a few hosts, and narrow jobs are the many.)
+PACES_FROM = 48
 
 #: Stalled-job warnings logged per simulation, and hosts named in each.
 MAX_STALL_WARNINGS = 10
@@ -187,6 +193,7 @@ class SimJob(JobView):
         "gpus",
         "service_factor",
         "_index",
+        "_paces",
     )
 
     def __init__(self, workload: str, spec: JobSpec, profile: Profile) -> None:
@@ -214,6 +221,10 @@ class SimJob(JobView):
         self.service_factor = 1.0
         #: Submission index in its engine (heap entries name the job by it); -1 until then.
         self._index = -1
+        #: How many of its hosts run at each speed, kept from the first time its pace had to
+        #: be found again (a host that may have been the slowest sped up) until it ends: that
+        #: pace is then the smallest key, instead of a pass over all its hosts each time.
+        self._paces: Counter[float] | None = None
 
     def __setstate__(self, state: tuple[Any, dict[str, Any]]) -> None:
         """Restore a pickled job (environments sent to subprocesses), its state being the
@@ -887,6 +898,9 @@ class Engine:
         state_since = self._state_since
         delta = 0.0
         busy_closed = 0.0
+        # Every host of the job has been computing since the job started (its state_since
+        # is the start time itself): the span each closes is this one.
+        busy = now - job.start_time  # type: ignore[operator]
         if job.gpus:
             for gpu in job.gpus:
                 del self._gpu_job[gpu]
@@ -895,7 +909,7 @@ class Engine:
             full = cur_full[host]
             host_energy[host] += full * (now - host_since[host])
             host_since[host] = now
-            busy_closed += now - state_since[host]
+            busy_closed += busy
             state_since[host] = now
             delta += full - cur_idle[host]
         self._power -= delta
@@ -910,6 +924,7 @@ class Engine:
         job.energy += job._power * (now - job._e_last)
         job._e_last = now
         job._version += 1
+        job._paces = None
         job.state = state
         job.finish_time = now
         self.finished_jobs.append(job)
@@ -931,7 +946,14 @@ class Engine:
             if job.state is not RUNNING:
                 continue
             if rate == _RESCAN:
-                rate = min(map(speed.__getitem__, job.alloc))
+                paces = job._paces
+                if paces is not None:
+                    rate = min(paces)
+                elif len(job.alloc) < PACES_FROM:
+                    rate = min(map(speed.__getitem__, job.alloc))
+                else:
+                    paces = job._paces = Counter(map(speed.__getitem__, job.alloc))
+                    rate = min(paces)
             if rate == job._rate:
                 continue
             work = job._work - job._rate * (now - job._last)
@@ -1050,6 +1072,14 @@ class Engine:
                 new_speed = speed_s[host]
                 old_speed = cur_speed[host]
                 if new_speed != old_speed and not job._delay:
+                    paces = job._paces
+                    if paces is not None:  # its hosts by speed: move this one
+                        left = paces[old_speed] - 1
+                        if left:
+                            paces[old_speed] = left
+                        else:
+                            del paces[old_speed]
+                        paces[new_speed] = paces.get(new_speed, 0) + 1
                     # The job's pace is the slowest of its hosts: while no host that may be
                     # the slowest speeds up, the slowest speed so far is the new pace.
                     slowest = dirty.get(job, job._rate)

@@ -3,6 +3,8 @@ pass over all their hosts (``PACES_FROM``)."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from sim_helpers import GF, workload
 
@@ -88,3 +90,32 @@ def test_counting_gives_the_very_bits_of_a_pass_over_the_hosts(
     assert (a.finish_time, a.energy) == (b.finish_time, b.energy)
     assert counted.consumed_energy == scanned.consumed_energy
     assert counted.host_energy() == scanned.host_energy()
+
+
+def test_a_pickled_engine_keeps_its_counted_paces(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Environments travel to subprocesses pickled: the counts must come along, and the copy
+    # must end exactly as the original (and as test_counted_paces_follow_the_slowest_host).
+    monkeypatch.setattr(engine_module, "PACES_FROM", 1)
+    platform = SimPlatform.homogeneous(WIDTH, SPEEDS, IDLE, FULL, pstate=0)
+    engine = Engine(
+        platform,
+        workload(("j", 0, WIDTH, "parallel_homogeneous", 10 * GF)),
+        state_change_events=False,
+    )
+    engine.start()
+    engine.proceed([])
+    plan = steps()
+    engine.proceed([ExecuteJob("w0!j", range(WIDTH)), CallMeLater(plan[0][0])])
+    for index in range(3):  # up to t=5: counted since t=4
+        engine.proceed([*plan[index][1], CallMeLater(plan[index + 1][0])])
+    assert engine.jobs["w0!j"]._paces == {0.5 * GF: 10, 1 * GF: WIDTH - 10}
+    copy = pickle.loads(pickle.dumps(engine))
+    for run in (engine, copy):
+        for index in range(3, len(plan)):
+            wake = [CallMeLater(plan[index + 1][0])] if index + 1 < len(plan) else []
+            run.proceed([*plan[index][1], *wake])
+        while not run.finished:
+            run.proceed([])
+    a, b = engine.jobs["w0!j"], copy.jobs["w0!j"]
+    assert (a.finish_time, a.energy) == (b.finish_time, b.energy)
+    assert a.finish_time == pytest.approx(13.6)

@@ -229,7 +229,8 @@ class BatsimTiming:
         self._remains = 0.0  # bytes left of the message travelling
         self._writer: list[Event] = []
         #: The REQ-REP actor's messages still to post, each with its timestamp.
-        self._reqrep: deque[tuple[float, _Post]] = deque()
+        #: (the reply's value, Batsim's reading of it, the message).
+        self._reqrep: deque[tuple[float, float, _Post]] = deque()
         self._busy = False  # the scheduler has a message and has not said SCHED_READY
         self._bye: list[Event] | None = None
         self._after: list[_Post] = []
@@ -274,12 +275,17 @@ class BatsimTiming:
         while now_count < len(decisions) and stamps[now_count] <= limit:
             now_count += 1
         engine.apply(decisions[:now_count])
+        # Batsim reads the reply's numbers with RapidJSON (``batsim_double``): a delayed
+        # timestamp such as 1637935.1284560002 (17 digits) can come out one ulp away from
+        # Python's, and the REQ-REP actor sleeps until that value. The engine keeps Python's.
+        read: dict[float, float] = {}
         reqrep = self._reqrep = deque()
         for index, (stamp, decision) in enumerate(zip(stamps, decisions)):
             action = "decision" if index < now_count else "later"
             post = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], action, decision, stamp)
-            reqrep.append((stamp, post))
-        reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
+            reqrep.append((stamp, _read(read, stamp), post))
+        ready = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")
+        reqrep.append((reply_now, _read(read, reply_now), ready))
         self._reqrep_posts(self._queue)
         if self._late:
             self._queue.extend(self._late)
@@ -420,15 +426,15 @@ class BatsimTiming:
                 self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, rate)
         elif kind is CallMeLater:
             target = float(decision.timestamp)
-            wait = target - self._now
+            wait = batsim_double(target) - self._now  # as Batsim reads it (RapidJSON)
             sleep = self._sleep(_WAITER, wait if wait >= MIN_WAIT else MIN_WAIT)
             self._waiters.setdefault(target, deque()).append(sleep)
 
     def _reqrep_posts(self, posts: list[_Post] | deque[_Post]) -> None:
         """The REQ-REP actor posts its next message, or sleeps until its timestamp."""
-        stamp, post = self._reqrep.popleft()
-        if stamp > self._now:
-            sleep = self._sleep(_REQREP, stamp - self._now)
+        stamp, when, post = self._reqrep.popleft()
+        if when > self._now:  # ``send_message_at_time``: sleep ``when - clock``, in doubles
+            sleep = self._sleep(_REQREP, when - self._now)
             sleep.post = post
             if stamp > self.engine.now + TIME_TOLERANCE:
                 # After the engine's instant: the engine's instants before it come first.
@@ -750,6 +756,15 @@ def batsim_double(value: float) -> float:
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)
+
+
+def _read(memo: dict[float, float], value: float) -> float:
+    """:func:`batsim_double` of ``value``, once per distinct value of a reply (a delayed
+    reply repeats one timestamp in every decision and its ``now``)."""
+    found = memo.get(value)
+    if found is None:
+        found = memo[value] = batsim_double(value)
+    return found
 
 
 def _first(pair: tuple[int, _Post]) -> int:

@@ -174,6 +174,28 @@ def test_delayed_decisions_start_jobs_at_their_timestamps() -> None:
     assert times["a"][0] > 1.5  # SimGrid's clock: 1.5 + 1e-10
 
 
+def test_a_delayed_timestamp_is_slept_to_as_batsims_rapidjson_reads_it() -> None:
+    # 1 host, 0.122 s to decide. a is submitted at 1: SimGrid's clock is 1.0000000001 when the
+    # server sends the message (the submitter's hello and message, 1e-10 each: 1e-10 +
+    # (1 - 1e-10) = 1.0, + 1e-10). pybatsim answers at 1.0 + 0.122, the double Python prints
+    # 1.1219999999999999 (17 digits). RapidJSON reads that text as 11219999999999999 (in an
+    # integer: it was below 2^53 before the last digit), rounds it to a double (even integers
+    # only above 2^53, a tie: 11220000000000000) and divides by 1e16: 1.122, one ulp above
+    # what Python reads. The REQ-REP actor sleeps 1.122 - 1.0000000001 = 0.1219999999000001
+    # s, so the clock is 1.122, and a starts when its EXECUTE_JOB arrives 1e-10 later:
+    # 1.1220000001000001. Sleeping to Python's value gives 1.1220000001, one ulp earlier: on
+    # whole Gaia (parallel_homogeneous, delayed filler) such ulps moved 5 of 26 finish times
+    # in their 6th printed decimal.
+    assert batsim_double(1.0 + 0.122) == 1.122 != 1.0 + 0.122
+    jobs = _workload(("a", 1.0, 1.0))
+    messages, times = _delayed_fcfs(1, jobs, 0.122)
+    assert messages == [(1.0, ["S:a"]), (1.122, ["N"]), (2.122, ["C:a"])]
+    assert times["a"] == (1.1220000001000001, 2.1220000001)
+    clock = 1e-10 + (1.0 - 1e-10) + 1e-10
+    assert clock + (1.122 - clock) + 1e-10 == 1.1220000001000001
+    assert clock + ((1.0 + 0.122) - clock) + 1e-10 == 1.1220000001  # Python's reading
+
+
 def test_events_of_the_delay_wait_for_the_scheduler() -> None:
     # 2 hosts, the scheduler takes 1 s per job: at 1 [a, b], EXECUTE a at 2, EXECUTE b at 3,
     # ready at 3. a (0.5 s) ends at 2.5 and c is submitted at 2.7 while the scheduler still

@@ -384,6 +384,37 @@ class BatsimTiming:
         if sleep is not None:
             self._release(sleep)
 
+    def _expects(self, sleep: _Sleep) -> bool:
+        """Is ``sleep`` waiting for events the engine has not revealed yet (a job's end, the
+        submitter's next submissions, a requested call)?"""
+        if sleep.kind == _JOB:
+            return self._jobs.get(sleep.job_id) is sleep
+        if sleep.kind == _SUBMITTER:
+            return self._submitter is sleep
+        if sleep.kind == _WAITER:
+            return any(sleep in waiting for waiting in self._waiters.values())
+        return False
+
+    def _reveal(self, sleep: _Sleep) -> None:
+        """``sleep`` ended on SimGrid's clock before the engine reached its nominal instant:
+        advance the engine (attaching its events) until ``sleep`` has its events.
+
+        SimGrid's clock drifts from the nominal times (a job's sleep loses the rounding of
+        every step: a 86,400 s walltime on Gaia ended 1.7e-8 s early), so the model can
+        reach a job's end while stepping towards an earlier nominal instant, typically a
+        delayed decision's timestamp (1050301.0099999998 for a kill due at 1050301.01).
+        Batsim then sends the completion before that decision arrives; so does the model.
+        Only instants within ``REPACED`` of the clock are revealed: a job that ends much
+        later in the engine was slowed by a P-state change (it ends when the engine ends it).
+        """
+        engine = self.engine
+        limit = self._now + REPACED
+        while not sleep.events and engine.next_time() <= limit:
+            message = engine.proceed(())
+            if message.events and message.events[0].type == SIMULATION_ENDS:
+                raise AssertionError("the engine ended with a job still running")
+            self._attach(message.events)
+
     def _submitter_sleeps(self) -> None:
         """The submitter sleeps (next submission time - its last wake-up), in doubles."""
         if self._subtimes:
@@ -535,6 +566,10 @@ class BatsimTiming:
             if len(done):
                 ended = np.union1d(ended, done)
             fired = []
+            for slot in ended:
+                sleep = sleeps[slot]
+                if not sleep.events and sleep.post is None and self._expects(sleep):
+                    self._reveal(sleep)
             for slot in ended:
                 sleep = sleeps[slot]
                 self._rem[slot] = np.inf

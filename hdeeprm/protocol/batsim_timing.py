@@ -241,6 +241,8 @@ class BatsimTiming:
         self._seq = 0
         #: Each started job's SimGrid start and end times (Batsim reports these).
         self._fine: dict[str, list[float]] = {}
+        #: The ``now`` of the last message (6 decimals: RapidJSON reads it back exactly).
+        self._sent_now = 0.0
 
     # --- the engine's API -------------------------------------------------------------------
     def start(self) -> Message:
@@ -278,7 +280,7 @@ class BatsimTiming:
         # Batsim reads the reply's numbers with RapidJSON (``batsim_double``): a delayed
         # timestamp such as 1637935.1284560002 (17 digits) can come out one ulp away from
         # Python's, and the REQ-REP actor sleeps until that value. The engine keeps Python's.
-        read: dict[float, float] = {}
+        read = {self._sent_now: self._sent_now}  # a reply without delay echoes it
         reqrep = self._reqrep = deque()
         for index, (stamp, decision) in enumerate(zip(stamps, decisions)):
             action = "decision" if index < now_count else "later"
@@ -664,7 +666,8 @@ class BatsimTiming:
         self._busy = True
         # Batsim prints its clock with 6 decimals (``%f``): the scheduler's ``now``, which
         # its reply's timestamps echo (and its decisions may depend on).
-        return Message(float(f"{self._now:.6f}"), events)
+        now = self._sent_now = float(f"{self._now:.6f}")
+        return Message(now, events)
 
 
 def _run_time(engine: Engine, job: Any) -> tuple[float, float]:

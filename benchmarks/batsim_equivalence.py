@@ -3,18 +3,21 @@ print how many jobs' out_jobs.csv rows differ, per column, and both wall times.
 
     python benchmarks/batsim_equivalence.py [--trace UniLu-Gaia-2014-1.swf.gz] [--platform gaia]
         [--profile delay|parallel_homogeneous] [--nb-jobs N] [--schedulers fillerSched,...]
-        [--instant]
+        [--instant] [--keep FOLDER]
 
 Needs Batsim (``make batsim``, or ``HDEEPRM_BATSIM``) and ``../shared/traces``. Walltimes are
 the traces' requested times (none where the trace records none), submissions start at t = 1
 (pybatsim's scheduler API refuses t = 0) and cores start in P0 (pybatsim does not manage
 P-states). hdeeprm-sim runs with ``--batsim-timing`` (``--instant``: without it, one message
 per instant). Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative.
+``--keep FOLDER`` keeps the inputs and both runs' outputs there (``SCHEDULER/b`` for Batsim,
+``SCHEDULER/h`` for hdeeprm-sim), to diff them job by job afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -43,6 +46,7 @@ def main() -> None:
     parser.add_argument(
         "--instant", action="store_true", help="hdeeprm-sim without --batsim-timing"
     )
+    parser.add_argument("--keep", type=Path, default=None, help="keep inputs and outputs here")
     args = parser.parse_args()
     batsim, why = locate_batsim()
     if batsim is None:
@@ -51,7 +55,12 @@ def main() -> None:
     if pybatsim is None:
         sys.exit(why)
     trace = REPO.parent / "shared" / "traces" / args.trace
-    with tempfile.TemporaryDirectory(prefix="batsim-eq-") as tmp:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        where = contextlib.nullcontext(str(args.keep))
+    else:
+        where = tempfile.TemporaryDirectory(prefix="batsim-eq-")
+    with where as tmp:
         folder = Path(tmp)
         xml, workload, nb = trace_inputs(
             trace,
@@ -70,6 +79,8 @@ def main() -> None:
             "(as printed | to 1 us)"
         )
         for name in args.schedulers.split(","):
+            if Path(name).is_file():  # a scheduler file: pybatsim runs in the output folder
+                name = str(Path(name).resolve())
             start = time.perf_counter()
             runs = folder / Path(name).stem
             b = run_on_batsim(batsim, pybatsim, name, xml, workload, runs / "b")

@@ -229,7 +229,8 @@ class BatsimTiming:
         self._remains = 0.0  # bytes left of the message travelling
         self._writer: list[Event] = []
         #: The REQ-REP actor's messages still to post, each with its timestamp.
-        self._reqrep: deque[tuple[float, _Post]] = deque()
+        #: (the reply's value, Batsim's reading of it, the message).
+        self._reqrep: deque[tuple[float, float, _Post]] = deque()
         self._busy = False  # the scheduler has a message and has not said SCHED_READY
         self._bye: list[Event] | None = None
         self._after: list[_Post] = []
@@ -240,6 +241,8 @@ class BatsimTiming:
         self._seq = 0
         #: Each started job's SimGrid start and end times (Batsim reports these).
         self._fine: dict[str, list[float]] = {}
+        #: The ``now`` of the last message (6 decimals: RapidJSON reads it back exactly).
+        self._sent_now = 0.0
 
     # --- the engine's API -------------------------------------------------------------------
     def start(self) -> Message:
@@ -274,12 +277,17 @@ class BatsimTiming:
         while now_count < len(decisions) and stamps[now_count] <= limit:
             now_count += 1
         engine.apply(decisions[:now_count])
+        # Batsim reads the reply's numbers with RapidJSON (``batsim_double``): a delayed
+        # timestamp such as 1637935.1284560002 (17 digits) can come out one ulp away from
+        # Python's, and the REQ-REP actor sleeps until that value. The engine keeps Python's.
+        read = {self._sent_now: self._sent_now}  # a reply without delay echoes it
         reqrep = self._reqrep = deque()
         for index, (stamp, decision) in enumerate(zip(stamps, decisions)):
             action = "decision" if index < now_count else "later"
             post = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], action, decision, stamp)
-            reqrep.append((stamp, post))
-        reqrep.append((reply_now, _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")))
+            reqrep.append((stamp, _read(read, stamp), post))
+        ready = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")
+        reqrep.append((reply_now, _read(read, reply_now), ready))
         self._reqrep_posts(self._queue)
         if self._late:
             self._queue.extend(self._late)
@@ -378,6 +386,37 @@ class BatsimTiming:
         if sleep is not None:
             self._release(sleep)
 
+    def _expects(self, sleep: _Sleep) -> bool:
+        """Is ``sleep`` waiting for events the engine has not revealed yet (a job's end, the
+        submitter's next submissions, a requested call)?"""
+        if sleep.kind == _JOB:
+            return self._jobs.get(sleep.job_id) is sleep
+        if sleep.kind == _SUBMITTER:
+            return self._submitter is sleep
+        if sleep.kind == _WAITER:
+            return any(sleep in waiting for waiting in self._waiters.values())
+        return False
+
+    def _reveal(self, sleep: _Sleep) -> None:
+        """``sleep`` ended on SimGrid's clock before the engine reached its nominal instant:
+        advance the engine (attaching its events) until ``sleep`` has its events.
+
+        SimGrid's clock drifts from the nominal times (a job's sleep loses the rounding of
+        every step: a 86,400 s walltime on Gaia ended 1.7e-8 s early), so the model can
+        reach a job's end while stepping towards an earlier nominal instant, typically a
+        delayed decision's timestamp (1050301.0099999998 for a kill due at 1050301.01).
+        Batsim then sends the completion before that decision arrives; so does the model.
+        Only instants within ``REPACED`` of the clock are revealed: a job that ends much
+        later in the engine was slowed by a P-state change (it ends when the engine ends it).
+        """
+        engine = self.engine
+        limit = self._now + REPACED
+        while not sleep.events and engine.next_time() <= limit:
+            message = engine.proceed(())
+            if message.events and message.events[0].type == SIMULATION_ENDS:
+                raise AssertionError("the engine ended with a job still running")
+            self._attach(message.events)
+
     def _submitter_sleeps(self) -> None:
         """The submitter sleeps (next submission time - its last wake-up), in doubles."""
         if self._subtimes:
@@ -420,15 +459,15 @@ class BatsimTiming:
                 self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, rate)
         elif kind is CallMeLater:
             target = float(decision.timestamp)
-            wait = target - self._now
+            wait = batsim_double(target) - self._now  # as Batsim reads it (RapidJSON)
             sleep = self._sleep(_WAITER, wait if wait >= MIN_WAIT else MIN_WAIT)
             self._waiters.setdefault(target, deque()).append(sleep)
 
     def _reqrep_posts(self, posts: list[_Post] | deque[_Post]) -> None:
         """The REQ-REP actor posts its next message, or sleeps until its timestamp."""
-        stamp, post = self._reqrep.popleft()
-        if stamp > self._now:
-            sleep = self._sleep(_REQREP, stamp - self._now)
+        stamp, when, post = self._reqrep.popleft()
+        if when > self._now:  # ``send_message_at_time``: sleep ``when - clock``, in doubles
+            sleep = self._sleep(_REQREP, when - self._now)
             sleep.post = post
             if stamp > self.engine.now + TIME_TOLERANCE:
                 # After the engine's instant: the engine's instants before it come first.
@@ -531,6 +570,10 @@ class BatsimTiming:
             fired = []
             for slot in ended:
                 sleep = sleeps[slot]
+                if not sleep.events and sleep.post is None and self._expects(sleep):
+                    self._reveal(sleep)
+            for slot in ended:
+                sleep = sleeps[slot]
                 self._rem[slot] = np.inf
                 sleeps[slot] = None
                 self._free.append(int(slot))
@@ -623,7 +666,8 @@ class BatsimTiming:
         self._busy = True
         # Batsim prints its clock with 6 decimals (``%f``): the scheduler's ``now``, which
         # its reply's timestamps echo (and its decisions may depend on).
-        return Message(float(f"{self._now:.6f}"), events)
+        now = self._sent_now = float(f"{self._now:.6f}")
+        return Message(now, events)
 
 
 def _run_time(engine: Engine, job: Any) -> tuple[float, float]:
@@ -750,6 +794,15 @@ def batsim_double(value: float) -> float:
 
 
 _RUN_ENDS = (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED)
+
+
+def _read(memo: dict[float, float], value: float) -> float:
+    """:func:`batsim_double` of ``value``, once per distinct value of a reply (a delayed
+    reply repeats one timestamp in every decision and its ``now``)."""
+    found = memo.get(value)
+    if found is None:
+        found = memo[value] = batsim_double(value)
+    return found
 
 
 def _first(pair: tuple[int, _Post]) -> int:

@@ -174,6 +174,45 @@ def test_delayed_decisions_start_jobs_at_their_timestamps() -> None:
     assert times["a"][0] > 1.5  # SimGrid's clock: 1.5 + 1e-10
 
 
+def test_a_delayed_timestamp_is_slept_to_as_batsims_rapidjson_reads_it() -> None:
+    # 1 host, 0.122 s to decide. a is submitted at 1: SimGrid's clock is 1.0000000001 when the
+    # server sends the message (the submitter's hello and message, 1e-10 each: 1e-10 +
+    # (1 - 1e-10) = 1.0, + 1e-10). pybatsim answers at 1.0 + 0.122, the double Python prints
+    # 1.1219999999999999 (17 digits). RapidJSON reads that text as 11219999999999999 (in an
+    # integer: it was below 2^53 before the last digit), rounds it to a double (even integers
+    # only above 2^53, a tie: 11220000000000000) and divides by 1e16: 1.122, one ulp above
+    # what Python reads. The REQ-REP actor sleeps 1.122 - 1.0000000001 = 0.1219999999000001
+    # s, so the clock is 1.122, and a starts when its EXECUTE_JOB arrives 1e-10 later:
+    # 1.1220000001000001. Sleeping to Python's value gives 1.1220000001, one ulp earlier: on
+    # whole Gaia (parallel_homogeneous, delayed filler) such ulps moved 5 of 26 finish times
+    # in their 6th printed decimal.
+    assert batsim_double(1.0 + 0.122) == 1.122 != 1.0 + 0.122
+    jobs = _workload(("a", 1.0, 1.0))
+    messages, times = _delayed_fcfs(1, jobs, 0.122)
+    assert messages == [(1.0, ["S:a"]), (1.122, ["N"]), (2.122, ["C:a"])]
+    assert times["a"] == (1.1220000001000001, 2.1220000001)
+    clock = 1e-10 + (1.0 - 1e-10) + 1e-10
+    assert clock + (1.122 - clock) + 1e-10 == 1.1220000001000001
+    assert clock + ((1.0 + 0.122) - clock) + 1e-10 == 1.1220000001  # Python's reading
+
+
+def test_a_job_ending_on_simgrids_clock_before_its_nominal_instant_ends_there() -> None:
+    # 2 hosts. a (4 s) is submitted at 1 and starts at 1.0000000002 (the submitter's message,
+    # then the EXECUTE_JOB, 1e-10 each): its sleep is due at 5.0000000002. b is submitted at
+    # 5 - 5e-11 = 4.99999999995, nominally before a's end (5.0): the submitter, which woke at
+    # 1.0 and posted for 1e-10, sleeps 4.99999999995 - 1.0 and wakes at 5.00000000005. a's
+    # sleep then has 1.5e-10 left, below 1e-9: SimGrid ends it in that step. a's completion
+    # is posted behind b's submission (2.5e-8 on the network), the bye after b's submission
+    # is received: one message [S:b, C:a, N] at 5.0, and a ended at 5.00000000005. The
+    # engine reaches a's end (5.0) only after b's submission: the model reveals it when the
+    # sleep ends (before: a's end went out alone, after the bye, at a clock 5e-10 later).
+    jobs = _workload(("a", 1.0, 4.0), ("b", 5.0 - 5e-11, 1.0))
+    assert 5.0 - 5e-11 == 4.99999999995 and 1.0000000001 + (4.99999999995 - 1.0) == 5.00000000005
+    messages, times = _delayed_fcfs(2, jobs, 0.0)
+    assert messages == [(1.0, ["S:a"]), (5.0, ["S:b", "C:a", "N"]), (6.0, ["C:b"])]
+    assert times["a"] == (1.0000000002, 5.00000000005)
+
+
 def test_events_of_the_delay_wait_for_the_scheduler() -> None:
     # 2 hosts, the scheduler takes 1 s per job: at 1 [a, b], EXECUTE a at 2, EXECUTE b at 3,
     # ready at 3. a (0.5 s) ends at 2.5 and c is submitted at 2.7 while the scheduler still

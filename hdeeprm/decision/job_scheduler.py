@@ -24,6 +24,7 @@ import heapq
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -59,12 +60,13 @@ class JobRecord:
     gpu_alloc: tuple[int, ...] = ()
 
 
+#: Each policy's key (attribute getters: one C call per job, no Python frame).
 _KEYS = {
-    "first": lambda job: job.subtime,
-    "shortest": lambda job: job.req_time,
-    "smallest": lambda job: job.res,
-    "low_mem": lambda job: job.mem,
-    "low_mem_bw": lambda job: job.mem_bw,
+    "first": attrgetter("subtime"),
+    "shortest": attrgetter("req_time"),
+    "smallest": attrgetter("res"),
+    "low_mem": attrgetter("mem"),
+    "low_mem_bw": attrgetter("mem_bw"),
 }
 
 
@@ -148,7 +150,8 @@ class JobScheduler:
             self._log.append(job)  # each heap takes it in when next used, if still queued
         tracked = self.sorted
         if tracked is not None:
-            insort(tracked[0], min(job.req_time, _CAP))
+            req = job.req_time
+            insort(tracked[0], _CAP if req > _CAP else req)  # min(req, _CAP), no call
             insort(tracked[1], job.res)
             insort(tracked[2], job.mem)
             insort(tracked[3], job.mem_bw)
@@ -162,22 +165,33 @@ class JobScheduler:
             self._pos[last.seq] = index
         tracked = self.sorted
         if tracked is not None:
-            for values, value in zip(
-                tracked, (min(job.req_time, _CAP), job.res, job.mem, job.mem_bw)
-            ):
-                del values[bisect_left(values, value)]
+            times, cores, mems, bws = tracked
+            req = job.req_time
+            req = _CAP if req > _CAP else req  # min(req, _CAP), no call
+            del times[bisect_left(times, req)]
+            del cores[bisect_left(cores, job.res)]
+            del mems[bisect_left(mems, job.mem)]
+            del bws[bisect_left(bws, job.mem_bw)]
 
     def peek(self, policy: str) -> JobRecord | None:
         """The job ``policy`` selects now, left in the queue; ``None`` if the queue is empty."""
-        if not self._jobs:
+        jobs = self._jobs
+        if not jobs:
             return None
         if policy == "random":
-            return self._jobs[self._uniform.below(len(self._jobs))]
-        heap = self._current(policy)
+            return jobs[self._uniform.below(len(jobs))]
+        heap = self._heaps.get(policy)
+        # _current's checks, its common case (nothing to feed, not stale) inline.
+        if heap is None or self._fed[policy] != len(self._log) or len(heap) > 2 * len(jobs) + 64:
+            heap = self._current(policy)
         pos = self._pos
-        while heap[0][1] not in pos:  # lazily drop jobs removed since they were pushed
-            heapq.heappop(heap)
-        return self._jobs[pos[heap[0][1]]]
+        seq = heap[0][1]
+        if seq not in pos:
+            pop = heapq.heappop
+            while seq not in pos:  # lazily drop jobs removed since they were pushed
+                pop(heap)
+                seq = heap[0][1]
+        return jobs[pos[seq]]
 
     def _current(self, policy: str) -> list[tuple[Any, int]]:
         """``policy``'s heap, fed with the jobs logged since its last use that are still

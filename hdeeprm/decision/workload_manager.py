@@ -49,6 +49,13 @@ from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message
 
 LOG = logging.getLogger("hdeeprm.decision")
 
+# Event types read as module globals in the per-message loop (one lookup, not two).
+_JOB_SUBMITTED, _JOB_COMPLETED, _REQUESTED_CALL = (
+    ev.JOB_SUBMITTED,
+    ev.JOB_COMPLETED,
+    ev.REQUESTED_CALL,
+)
+
 
 class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
@@ -133,28 +140,27 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
     return record
 
 
-def _request(value: Any, job_id: str, name: str) -> float:
-    """A profile's request as a float: the value itself when it is already a non-negative
-    float (no conversion), else :func:`_number`'s checks."""
-    if type(value) is float and value >= 0.0:  # NaN fails the comparison
-        return value
-    return _number(value, job_id, name)
-
-
 def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
     """:func:`job_record` of the engine's own job (what every in-process submission is): the
     same fields, read directly (its profile is an object, never a name)."""
     spec = job.spec
     job_id = job.id
     extra = job.profile.extra or {}
+    # A request is taken as it is when it is already a non-negative float (NaN fails the
+    # comparison), else through _number's conversion and checks.
     req_time = extra.get("req_time")
     if req_time is not None:
-        req_time = _request(req_time, job_id, "req_time")
+        if type(req_time) is not float or not req_time >= 0.0:
+            req_time = _number(req_time, job_id, "req_time")
     else:
         walltime = spec.walltime
         req_time = float(walltime) if walltime is not None and walltime > 0 else math.inf
-    mem = _request(extra.get("mem", 0.0), job_id, "mem")
-    mem_bw = _request(extra.get("mem_bw", 0.0), job_id, "mem_bw")
+    mem = extra.get("mem", 0.0)
+    if type(mem) is not float or not mem >= 0.0:
+        mem = _number(mem, job_id, "mem")
+    mem_bw = extra.get("mem_bw", 0.0)
+    if type(mem_bw) is not float or not mem_bw >= 0.0:
+        mem_bw = _number(mem_bw, job_id, "mem_bw")
     record = JobRecord(job_id, seq, float(spec.subtime), int(spec.res), req_time, mem, mem_bw, job)
     job_extra = spec.extra
     if job_extra:  # the optional GPU fields of the job (hdeeprm.workload.model)
@@ -216,6 +222,11 @@ class WorkloadManager:
         )
         job_rng, core_rng = self._streams(seed)
         self.job_scheduler = JobScheduler(job_rng)
+        #: The scheduler's list of queued jobs (the same object for the manager's lifetime:
+        #: the scheduler clears it in place), read directly on the per-message path.
+        self._queued = self.job_scheduler.jobs
+        #: The actions by index (a tuple: no method call per decision).
+        self._action_list = tuple(self.actions)
         self.resource_manager = ResourceManager(self.pool, core_rng)
         self._floor_fit = NodeFloorFit(self.pool)
         #: GPUs (their own structure; empty on GPU-less platforms) and the allocator of jobs
@@ -241,6 +252,7 @@ class WorkloadManager:
         #: Action masks by the bits of their valid job policy groups (built on first use).
         self._masks: dict[int, np.ndarray] = {}
         self._void_bits = 0
+        self._all_bits = 0
         self._reset_counters()
 
     # --- state ------------------------------------------------------------------------
@@ -363,13 +375,19 @@ class WorkloadManager:
         the same: start nothing. Computing the mask draws no random number and changes no
         decision.
         """
+        return self.shared_action_mask().copy()
+
+    def shared_action_mask(self) -> np.ndarray:
+        """:meth:`action_mask` without the copy: the manager's own array, shared by every
+        state with the same valid groups, which the caller must not modify (an
+        environment copies it once for its caller)."""
         groups = self._mask_groups
         if groups is None:
             groups = self._mask_groups = self._group_actions()
         masks = self._masks
         scheduler = self.job_scheduler
         ordered = scheduler.sorted
-        if ordered is not None and scheduler:
+        if ordered is not None and ordered[1]:  # tracked and the queue is not empty
             # Quick answers from the sorted requests: every queued job fits, or none does.
             free = self.pool.free_count
             if (
@@ -378,9 +396,9 @@ class WorkloadManager:
                 and not self._big_running
                 and not self.gpu_pool.nb_gpus
             ):
-                return masks[(1 << len(groups)) - 1].copy()
+                return masks[self._all_bits]
             if ordered[1][0] > free:
-                return masks[self._void_bits].copy()
+                return masks[self._void_bits]
         # One bit per job policy group whose job fits; each combination's mask built once.
         bits, bit = 0, 1
         for policy, _ in groups:
@@ -390,7 +408,7 @@ class WorkloadManager:
         mask = masks.get(bits)
         if mask is None:
             mask = masks[bits] = self._mask_of(bits)
-        return mask.copy()
+        return mask
 
     def _mask_of(self, bits: int) -> np.ndarray:
         """The mask in which the action groups whose bit is set are valid (every action when
@@ -412,10 +430,9 @@ class WorkloadManager:
         # Masks by the bits of their valid groups (see action_mask), and the bits of "no
         # queued job fits": void alone (every action when there is no void).
         self._void_bits = sum(1 << i for i, (policy, _) in enumerate(groups) if policy is None)
+        self._all_bits = (1 << len(groups)) - 1
         self._mask_groups = groups
-        self._masks = {
-            bits: self._mask_of(bits) for bits in (self._void_bits, (1 << len(groups)) - 1)
-        }
+        self._masks = {bits: self._mask_of(bits) for bits in (self._void_bits, self._all_bits)}
         return groups
 
     def _policy_fits(self, policy: str) -> bool:
@@ -453,11 +470,11 @@ class WorkloadManager:
         self.now = message.now
         for event in message.events:
             kind = event.type
-            if kind == ev.JOB_SUBMITTED:
+            if kind == _JOB_SUBMITTED:
                 self._submit(event.data["job"])
-            elif kind == ev.JOB_COMPLETED:  # success, walltime reached or killed
+            elif kind == _JOB_COMPLETED:  # success, walltime reached or killed
                 self._complete(event.data["job"])
-            elif kind == ev.REQUESTED_CALL:
+            elif kind == _REQUESTED_CALL:
                 if self._wakeup_at is not None and self._wakeup_at <= self.now:
                     self._wakeup_at = None
                 self._changed = True
@@ -475,7 +492,7 @@ class WorkloadManager:
                 pass
             else:
                 LOG.debug("ignoring event %s at t=%s", kind, self.now)
-        point = self._changed and bool(self.job_scheduler)
+        point = self._changed and bool(self._queued)
         self._changed = False
         return point
 
@@ -489,10 +506,17 @@ class WorkloadManager:
             )
 
     def _submit(self, job: Any) -> None:
-        record = job_record(job, self.nb_submitted, self.profiles)
+        if type(job) is SimJob:  # what every in-process submission is
+            record = _sim_job_record(job, self.nb_submitted)
+        else:
+            record = job_record(job, self.nb_submitted, self.profiles)
         self.nb_submitted += 1
         too_many_gpus = record.gpus > self.gpu_pool.nb_gpus
-        if too_many_gpus or not self.can_ever_run(record.res, record.mem):
+        if too_many_gpus or not (
+            # can_ever_run's first answers inline: a task within every core's memory share
+            (record.mem <= self._mem_every_core and record.res <= self.pool.nb_cores)
+            or self.can_ever_run(record.res, record.mem)
+        ):
             record.state = REJECTED
             self.rejected.append(record.id)
             self._pending.append(RejectJob(record.id))
@@ -522,7 +546,7 @@ class WorkloadManager:
             listener.submitted(record)
 
     def _complete(self, job: Any) -> None:
-        job_id = str(getattr(job, "id", job))
+        job_id = job.id if type(job) is SimJob else str(getattr(job, "id", job))
         record = self.running.pop(job_id, None)
         if record is None:
             raise SimulationError(f"job {job_id!r} completed but it is not running")
@@ -567,28 +591,34 @@ class WorkloadManager:
         policy, until the chosen job cannot be placed or the queue is empty. The void action
         starts nothing.
         """
-        index, chosen = self.resolve(action)
+        actions = self._action_list
+        if type(action) is int and 0 <= action < len(actions):  # an index (environments)
+            index, chosen = action, actions[action]
+        else:
+            index, chosen = self.resolve(action)
         self.nb_decisions += 1
         self.action_counts[index] += 1
         decisions = self._pending
         self._pending = []
         started: list[JobRecord] = []
-        if chosen.is_void:
+        if chosen.job_policy is None:  # void
             self._void_wakeup(decisions)
         elif self.scheduler is not None:
             self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
         else:
-            scheduler, place = self.job_scheduler, self._place
+            scheduler, queued = self.job_scheduler, self._queued
             job_policy, core_policy = chosen.job_policy, chosen.core_policy
-            while scheduler:
+            while queued:
                 job = scheduler.peek(job_policy)  # type: ignore[arg-type]
-                if not place(job, core_policy):
+                if not self._place(job, core_policy):  # type: ignore[arg-type]
                     break
                 started.append(job)
-        self._announce(started)
+        if started:
+            self._announce(started)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
-        decisions.extend(ExecuteJob(job.id, job.alloc, job.gpu_alloc) for job in started)
+        for job in started:
+            decisions.append(ExecuteJob(job.id, job.alloc, job.gpu_alloc))
         if INSIGHTS.isEnabledFor(logging.INFO):
             INSIGHTS.info(
                 "t=%.6f decision: queue=%d action=%s started=%s",

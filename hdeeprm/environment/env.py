@@ -233,29 +233,32 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
                 raise SimulationError(
                     f"action {action!r} is outside the action space (0..{len(self.actions) - 1})"
                 )
+        meter = self._meter
+        assert meter is not None
         decisions = self.manager.act(int(action))
-        assert self._meter is not None
-        self._meter.start()
-        more = self._run(decisions)
-        self._done = not more
-        self._reward = float(self._meter.reward())
+        meter.start()
+        done = self._done = not self._run(decisions)
+        reward = self._reward = float(meter.reward())
         self.steps += 1
-        self.total_reward += self._reward
-        self._obs = self._observer.build()
+        self.total_reward += reward
+        obs = self._obs = self._observer.build()
         self._mask = None
-        return self._obs.copy(), self._reward, self._done, False, self.info()
+        return obs.copy(), reward, done, False, self.info()
 
     def _run(self, decisions: list[Decision]) -> bool:
         """Proceed until a decision point (True) or the end of the simulation (False)."""
         engine, manager, meter = self.engine, self.manager, self._meter
         assert engine is not None and meter is not None
+        # Objective rewards follow the jobs as they come and go: nothing to refresh.
+        refresh = type(meter) is not ObjectiveReward
         while not engine.finished:
             message = engine.proceed(decisions)
             meter.advance(message.now)
             if manager.ingest(message):
                 return True
             decisions = manager.flush()
-            meter.refresh()
+            if refresh:
+                meter.refresh()
         return False
 
     def render(self) -> str | None:
@@ -284,14 +287,18 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
 
     def info(self) -> dict[str, Any]:
         """Simulation time and running counters of the current episode."""
+        # Read per step: plain attributes and lengths rather than the properties that wrap
+        # them (the same values).
         manager, engine = self.manager, self.engine
-        running = manager.active_jobs
+        queued = len(manager.job_scheduler.jobs)
+        running = len(manager.running)
+        pool = manager.pool
         info: dict[str, Any] = {
             "time": manager.now,
-            "queue_size": manager.queue_size,
+            "queue_size": queued,
             "running_jobs": running,
-            "active_jobs": manager.queue_size + running,
-            "busy_cores": manager.busy_cores,
+            "active_jobs": queued + running,
+            "busy_cores": pool.nb_cores - pool.free_count,
             "energy": engine.consumed_energy if engine is not None else 0.0,
             "submitted": manager.nb_submitted,
             "completed": manager.nb_completed,
@@ -316,7 +323,8 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             if self._done:
                 mask = np.ones(len(self.actions), dtype=bool)
             else:
-                mask = self.manager.action_mask()
+                # The manager's own array (read only here): copied once, below.
+                mask = self.manager.shared_action_mask()
             self._mask = mask  # one computation per state (info and MaskablePPO both ask)
         return mask.copy()
 
@@ -324,6 +332,14 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         """The objective over the finished simulation (see ``episode_objective``)."""
         if self.engine is None:
             raise SimulationError("no simulation yet: call reset()")
+        meter = self._meter
+        if (
+            type(meter) is ObjectiveReward
+            and meter.episode_value is not None
+            and meter.engine is self.engine
+            and meter.objective == self.objective
+        ):
+            return meter.episode_value  # the same function of the same ended simulation
         return episode_objective(self.objective, self.engine, self.manager.pool.nb_cores)
 
     def write_outputs(self, output_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:

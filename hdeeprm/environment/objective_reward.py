@@ -72,6 +72,7 @@ from hdeeprm.simulation import Engine
 TIME_UNIT = 3600.0
 #: Objectives to maximise: their rewards add up to ``+objective``.
 MAXIMISED = ("avg_utilization",)
+_INF = math.inf
 
 
 class ObjectiveReward:
@@ -126,6 +127,9 @@ class ObjectiveReward:
         #: turnaround, ``req_time`` at start and (run - req_time) at completion.
         self.correction = 0.0
         self.previous = 0.0
+        #: The episode's objective (:func:`episode_objective`) once :meth:`final` has
+        #: computed it over the ended simulation (``None`` before).
+        self.episode_value: float | None = None
         manager.job_listeners.append(self)
 
     # --- workload manager listener ---------------------------------------------------
@@ -133,16 +137,20 @@ class ObjectiveReward:
         self.active += 1
         self.queued += 1
         if self._slowdown:
-            req = max(record.req_time, self._floor)
-            if 0.0 < req < math.inf:
+            req, floor = record.req_time, self._floor
+            if floor > req:  # max(req, floor) without the call
+                req = floor
+            if 0.0 < req < _INF:
                 self.rate += 1.0 / req
 
     def started(self, record: Any) -> None:
         """A job leaves the queue: its wait is known, and so is its estimate."""
         self.queued -= 1
         if self._slowdown:
-            req = max(record.req_time, self._floor)
-            if 0.0 < req < math.inf:
+            req, floor = record.req_time, self._floor
+            if floor > req:  # max(req, floor) without the call
+                req = floor
+            if 0.0 < req < _INF:
                 self.rate -= 1.0 / req
             if not self.queued:
                 self.rate = 0.0  # no drift from adding and removing many terms
@@ -220,7 +228,11 @@ class ObjectiveReward:
 
     def final(self) -> float:
         """The episode's objective in reward units (:func:`episode_objective` scaled)."""
-        value = episode_objective(self.objective, self.engine, self.nb_cores)
+        value = self.episode_value
+        if value is None:
+            value = episode_objective(self.objective, self.engine, self.nb_cores)
+            if self.engine.finished:  # final: kept (a pass over every job of the episode)
+                self.episode_value = value
         return value * self.scale(self.objective, self.p_max)
 
     @staticmethod

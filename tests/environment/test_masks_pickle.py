@@ -124,3 +124,25 @@ def test_queue_observation_by_hand(tmp_path) -> None:
     expected += [0.5, 28 / 32, 0.0, 24 / 32]
     np.testing.assert_allclose(obs[21:], np.array(expected, dtype=np.float32), rtol=1e-6)
     assert env.observation_space.contains(obs)
+
+
+def test_masks_handed_out_are_copies(tmp_path) -> None:
+    """The manager keeps one array per combination of valid job policies and shares it between
+    states (``shared_action_mask``); every mask handed to a caller is its own copy, so writing
+    into one changes neither the manager's nor the next state's."""
+    options = write_options(tmp_path / "opt", void=True)
+    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS))
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(env.action_names.index("first-high_gflops"))
+    shared = env.manager.shared_action_mask()
+    assert shared is env.manager.shared_action_mask()  # cached, not rebuilt
+    # B (2 cores) does not fit on the one free core: first, shortest and low_mem pairs invalid.
+    expected = [
+        name == "void" or name.split("-")[0] in {"random", "smallest", "low_mem_bw"}
+        for name in env.action_names
+    ]
+    for mask in (info["action_mask"], env.action_masks(), env.manager.action_mask()):
+        assert mask is not shared and mask.tolist() == expected
+        mask[:] = False
+    assert shared.tolist() == expected
+    assert env.action_masks().tolist() == expected and info["action_mask"].sum() == 0

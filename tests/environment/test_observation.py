@@ -147,3 +147,28 @@ def test_incremental_sorted_statistics_equal_a_full_sort(tmp_path) -> None:
     assert sorted_statistics(([], [], [], []), [1.0, 1.0, 1.0, 1.0]) == [0.0] * 20
     zero = sorted_statistics(([1.0, 3.0], [1, 2], [5.0, 6.0], [2.0, 2.0]), [4.0, 0.0, 6.0, 4.0])
     assert zero[:5] == [0.25, 0.375, 0.5, 0.625, 0.75] and zero[5:10] == [0.0] * 5
+
+
+@pytest.mark.parametrize("sensitivity", [0.05, 0.2, 0.5])
+def test_variation_entry_is_variation_ratio_bit_for_bit(sensitivity: float) -> None:
+    """The builder computes the variation entry inline; it must be the float32 of
+    ``variation_ratio`` exactly, across rises, drops, clipping and the empty queue. By hand,
+    with sensitivity 0.2: 0 -> 1 job is +100% (an empty queue counts as 1): clipped to 1;
+    10 -> 11 is +10%: 0.5 + 0.1 / 0.4 = 0.75; 11 -> 5 is -55%: clipped to 0."""
+    m = manager()
+    builder = ObservationBuilder("minimal", m, LIMITS, queue_sensitivity=sensitivity)
+    sizes = [0, 1, 1, 2, 11, 10, 11, 5, 0, 0, 3, 1]
+    records: list[JobRecord] = []
+    previous, seq = 0, 0
+    for size in sizes:
+        while len(records) < size:
+            records.append(JobRecord(str(seq), seq, 0.0, 1, 10.0, 100.0, 1.0))
+            m.job_scheduler.push(records[-1])
+            seq += 1
+        while len(records) > size:
+            m.job_scheduler.remove(records.pop())
+        obs = builder.build()
+        assert obs[20] == np.float32(variation_ratio(size, previous, sensitivity))
+        if sensitivity == 0.2 and (previous, size) in {(0, 1), (10, 11), (11, 5)}:
+            assert obs[20] == {(0, 1): 1.0, (10, 11): 0.75, (11, 5): 0.0}[(previous, size)]
+        previous = size

@@ -72,6 +72,7 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
+from hdeeprm.training.ensemble import PolicyEnsemble
 from hdeeprm.training.headroom import format_headroom, headroom
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
 from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
@@ -214,6 +215,18 @@ def inputs_starts(inputs) -> list[int]:
     return HeterogeneousClusterEnv(inputs=inputs, split="val").windows.val_starts
 
 
+#: How the deployed model is chosen (``--deploy``).
+DEPLOY_RULES = ("validated", "first-final", "ensemble")
+
+
+def snapshot_updates(n_updates: int, keep_last: int, keep_every: int) -> list[int]:
+    """Updates after which a seed's snapshot is kept: the last one and the ``keep_last - 1``
+    before it, ``keep_every`` apart (those after update 0 only), oldest first. E.g. 146
+    updates, 3 kept, 10 apart: 126, 136, 146."""
+    first = n_updates - (keep_last - 1) * keep_every
+    return [u for u in range(first, n_updates + 1, keep_every) if u >= 1]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(MODES), default="quick")
@@ -326,9 +339,43 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="checkpoint and seed selection, and the deployment decision: mean or median "
         "objective over the validation windows, or windows won against the chosen pair",
     )
+    deploy = parser.add_argument_group("deployment (decide it before looking at held-out windows)")
+    deploy.add_argument(
+        "--deploy",
+        choices=list(DEPLOY_RULES),
+        default=None,
+        help="the deployed model: 'validated' (the best validated checkpoint of the seed that "
+        "validates best; the default with --eval-every > 0), 'first-final' (the first seed's "
+        "final model; the default with --eval-every 0) or 'ensemble' (the mean action "
+        "probabilities of every seed's kept snapshots, hdeeprm.training.ensemble; no choice)",
+    )
+    deploy.add_argument(
+        "--keep-last",
+        type=int,
+        default=1,
+        metavar="N",
+        help="snapshots kept per seed for --deploy ensemble: the final model and the N-1 "
+        "before it, --keep-every updates apart (default 1: the final model only)",
+    )
+    deploy.add_argument(
+        "--keep-every", type=int, default=10, metavar="U", help="updates between snapshots"
+    )
+    deploy.add_argument(
+        "--no-held-out",
+        action="store_true",
+        help="stop before the held-out part: the pair, every seed's final model, every seed's "
+        "snapshots together and the ensemble of all play the validation windows (training "
+        "part only), to decide a deployment rule without looking at held-out windows",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
     args.seeds = args.seeds or [args.seed]
+    if args.deploy is None:
+        args.deploy = "validated" if args.eval_every else "first-final"
+    if args.deploy == "validated" and not args.eval_every:
+        parser.error("--deploy validated needs --eval-every > 0")
+    if args.keep_last < 1 or args.keep_every < 1:
+        parser.error("--keep-last and --keep-every must be at least 1")
     return args
 
 
@@ -368,8 +415,15 @@ def train_seed(
     val_env = HeterogeneousClusterEnv(inputs=inputs, split="val") if args.eval_every else None
     trainer = PPOTrainer(config, fns, run_dir=folder, tensorboard=False, val_env=val_env)
     n_updates = max(1, timesteps // config.batch_size)
+    keep = set(snapshot_updates(n_updates, args.keep_last, args.keep_every))
+    snapshots: list[PolicyEnsemble] = []
 
     def report(row: dict) -> None:
+        if row["update"] in keep:  # a copy of the network as it is after this update
+            snap = PolicyEnsemble.from_trainers(
+                [trainer], sources=[f"seed {seed} update {row['update']}"]
+            )
+            snapshots.append(snap)
         if row["update"] % max(1, n_updates // 10) == 0 or "val_objective" in row:
             val = row.get("val_objective")
             extra = "" if val is None else f", validation {val:.6g}"
@@ -385,7 +439,18 @@ def train_seed(
     trainer.close()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     trainer.save(folder / "final_model.pt")
-    out = {"seed": seed, "final": trainer, "wall": wall, "cpu": cpu, "steps": trainer.global_step}
+    members = [m for snap in snapshots for m in snap.models]
+    sources = [src for snap in snapshots for src in snap.sources]
+    kept = PolicyEnsemble(members, trainer.action_names, trainer.observation_size, sources=sources)
+    kept.save(folder / "snapshots.pt")
+    out = {
+        "seed": seed,
+        "final": trainer,
+        "snapshots": kept,
+        "wall": wall,
+        "cpu": cpu,
+        "steps": trainer.global_step,
+    }
     if trainer.validator is not None and trainer.validator.best is not None:
         best = trainer.validator.best
         out.update(
@@ -420,6 +485,50 @@ def train_seed(
         flush=True,
     )
     return out
+
+
+def training_part_check(
+    args: argparse.Namespace,
+    runs: list[dict],
+    ensemble: PolicyEnsemble,
+    inputs,
+    pair: str,
+    out: Path,
+) -> None:
+    """``--no-held-out``: the pair and the candidate deployments on the validation windows
+    (training part only), each with its windows won and lost against the pair."""
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    policies: dict[str, ev.Chooser] = {pair: ev.fixed_policy(env.action_names.index(pair))}
+    for run in runs:
+        policies[f"seed {run['seed']} final"] = ev.model_policy(run["final"])
+        if len(run["snapshots"].models) > 1:
+            policies[f"seed {run['seed']} snapshots ({len(run['snapshots'].models)})"] = (
+                ev.model_policy(run["snapshots"])
+            )
+    finals = PolicyEnsemble.from_trainers([r["final"] for r in runs])
+    policies[f"ensemble of {len(runs)} finals"] = ev.model_policy(finals)
+    if len(ensemble.models) > len(runs):
+        policies[f"ensemble of {len(ensemble.models)} snapshots"] = ev.model_policy(ensemble)
+    t0 = time.perf_counter()
+    results = ev.evaluate(env, policies, seed=0)
+    print(
+        f"\ntraining part only (--no-held-out): {len(ev.window_ids(env))} validation windows, "
+        f"{time.perf_counter() - t0:.1f} s wall"
+    )
+    print(ev.format_table(results, args.objective, pair_names=[pair]))
+    sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
+    per = {(r.policy, r.window): r.objective for r in results}
+    windows = sorted({r.window for r in results})
+    ref = ev.summarize([r for r in results if r.policy == pair])[0].mean_objective
+    for s in ev.summarize(results):
+        won = sum(sign * per[(s.policy, w)] < sign * per[(pair, w)] for w in windows)
+        lost = sum(sign * per[(s.policy, w)] > sign * per[(pair, w)] for w in windows)
+        print(
+            f"  {s.policy}: mean {s.mean_objective:.6g} ({(s.mean_objective - ref) / ref:+.2%} "
+            f"vs the pair), bounded slowdown {s.mean_bounded_slowdown:.4g}, won {won}, lost "
+            f"{lost} of {len(windows)}"
+        )
+    ev.write_csv(results, out / "training_part.csv")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -529,22 +638,42 @@ def main(argv: list[str] | None = None) -> int:
             folder.mkdir(exist_ok=True)
             runs.append(train_seed(args, mode, seed, inputs, options_path, folder, best))
 
-        # 3. selection on validation only, by the validation statistic (ties: the first seed)
-        if args.eval_every:
+        # 3. the deployed model, by the rule of --deploy (nothing held out looked at)
+        if args.deploy == "validated":  # by the validation statistic (ties: the first seed)
             chosen = min(
                 runs,
                 key=lambda r: selection_key(r["best_result"], args.val_statistic, args.objective),
             )
         else:
             chosen = runs[0]
-        chosen["best"].save(out / "model.pt")
-        label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
-        print(
-            f"\nselected on validation: seed {chosen['seed']}, checkpoint of update "
-            f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
-            + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
-            + ")"
+        ensemble = PolicyEnsemble(
+            [m for r in runs for m in r["snapshots"].models],
+            chosen["final"].action_names,
+            chosen["final"].observation_size,
+            sources=[src for r in runs for src in r["snapshots"].sources],
         )
+        if args.deploy == "ensemble":
+            deployed = ensemble
+            ensemble.save(out / "model.pt")
+            label = f"model (ensemble of {len(ensemble.models)})"
+            print(
+                f"\ndeployed: the ensemble of {len(ensemble.models)} snapshots "
+                f"({', '.join(ensemble.sources)}), chosen by rule, no validation"
+            )
+        else:
+            deployed = chosen["best"]
+            chosen["best"].save(out / "model.pt")
+            label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
+            print(
+                f"\nselected ({args.deploy}): seed {chosen['seed']}, checkpoint of update "
+                f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
+                + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
+                + ")"
+            )
+        if args.no_held_out:
+            training_part_check(args, runs, ensemble, inputs, best, out)
+            print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
+            return 0
 
         # 4. held-out evaluation: the model on its action space, every pair of the full one
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
@@ -554,7 +683,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             policies[f"{ev.RANDOM} (seed {seed})"] = ev.random_policy(seed)
         t3 = time.perf_counter()
-        results = ev.evaluate(eval_env, {label: ev.model_policy(chosen["best"])}, seed=0)
+        results = ev.evaluate(eval_env, {label: ev.model_policy(deployed)}, seed=0)
         results += ev.evaluate(base_env, policies, seed=0)
         print()
         print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
@@ -588,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for run in runs:
             b, f = seed_held[f"seed {run['seed']} best"], seed_held[f"seed {run['seed']} final"]
-            mark = "*" if run is chosen else " "
+            mark = "*" if run is chosen and args.deploy != "ensemble" else " "
             res = run["best_result"]
             med = math.nan if res is None else res.median
             val_wins = "-" if res is None or res.wins is None else f"{res.wins}/{len(res.windows)}"
@@ -621,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"
         )
-        if args.eval_every and chosen["reference"] is not None:
+        if args.deploy == "validated" and chosen["reference"] is not None:
             result, ref = chosen["best_result"], chosen["reference"]
             ahead = beats_reference(result, ref, args.val_statistic, args.objective)
             print(

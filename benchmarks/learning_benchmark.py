@@ -699,13 +699,22 @@ def main(argv: list[str] | None = None) -> int:
         # every seed's models on the held-out windows, for visibility (not used to choose)
         extra = {}
         for run in runs:
-            extra[f"seed {run['seed']} best"] = ev.model_policy(run["best"])
             extra[f"seed {run['seed']} final"] = ev.model_policy(run["final"])
+            if run["best"] is not run["final"]:  # without validation they are one model
+                extra[f"seed {run['seed']} best"] = ev.model_policy(run["best"])
         seed_results = ev.evaluate(eval_env, extra, seed=0)
         eval_wall = time.perf_counter() - t3
         for r in seed_results:
             per[(r.policy, r.window)] = r.objective
         seed_held = {s.policy: s for s in ev.summarize(seed_results)}
+        for run in runs:
+            if run["best"] is run["final"]:
+                name = f"seed {run['seed']}"
+                seed_held[f"{name} best"] = dataclasses.replace(
+                    seed_held[f"{name} final"], policy=f"{name} best"
+                )
+                for w in windows:
+                    per[(f"{name} best", w)] = per[(f"{name} final", w)]
         print(
             f"\nper seed (validation: {args.objective} on the "
             f"{mode.get('val_windows', mode['train_windows'])} validation windows of {val_jobs}, "

@@ -361,6 +361,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--keep-every", type=int, default=10, metavar="U", help="updates between snapshots"
     )
     deploy.add_argument(
+        "--gate",
+        action="store_true",
+        help="deploy the model only if, on the validation windows (training part), its mean "
+        "objective is better than the pair's and it wins more windows than it loses; "
+        "otherwise deploy the pair (the model's held-out figures are still printed)",
+    )
+    deploy.add_argument(
         "--no-held-out",
         action="store_true",
         help="stop before the held-out part: the pair, every seed's final model, every seed's "
@@ -531,6 +538,36 @@ def training_part_check(
     ev.write_csv(results, out / "training_part.csv")
 
 
+def gate(args: argparse.Namespace, model, inputs, pair: str) -> bool:
+    """``--gate``: whether ``model`` is ahead of ``pair`` on the validation windows (training
+    part only): a better mean objective and more windows won than lost. Decided before the
+    held-out part is played; when it is not, the pair is what one deploys."""
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    policies = {
+        pair: ev.fixed_policy(env.action_names.index(pair)),
+        "model": ev.model_policy(model),
+    }
+    t0 = time.perf_counter()
+    results = ev.evaluate(env, policies, seed=0)
+    per = {(r.policy, r.window): r.objective for r in results}
+    windows = sorted({r.window for r in results})
+    sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
+    means = {s.policy: s for s in ev.summarize(results)}
+    won = sum(sign * per[("model", w)] < sign * per[(pair, w)] for w in windows)
+    lost = sum(sign * per[("model", w)] > sign * per[(pair, w)] for w in windows)
+    ahead = sign * means["model"].mean_objective < sign * means[pair].mean_objective
+    ahead = ahead and won > lost
+    print(
+        f"gate ({len(windows)} validation windows of the training part, "
+        f"{time.perf_counter() - t0:.1f} s wall): model mean {means['model'].mean_objective:.6g} "
+        f"(bounded slowdown {means['model'].mean_bounded_slowdown:.4g}) vs {pair} "
+        f"{means[pair].mean_objective:.6g} ({means[pair].mean_bounded_slowdown:.4g}), won {won}, "
+        f"lost {lost}: {'OPEN, the model is deployed' if ahead else f'CLOSED, {pair} is deployed'}",
+        flush=True,
+    )
+    return ahead
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     for path in (args.trace, args.platform):
@@ -674,6 +711,9 @@ def main(argv: list[str] | None = None) -> int:
             training_part_check(args, runs, ensemble, inputs, best, out)
             print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
             return 0
+        gate_open = True
+        if args.gate:  # the model is deployed only if it is ahead of the pair on the training part
+            gate_open = gate(args, deployed, inputs, best)
 
         # 4. held-out evaluation: the model on its action space, every pair of the full one
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
@@ -737,6 +777,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{wins(b.policy):>12}/{len(windows)}"
             )
         model, pair = held[label], held[best]
+        if not gate_open:
+            print(
+                f"\ngate closed: the deployed policy is {best}; the model (not deployed) gets "
+                f"{model.mean_objective:.6g} on held-out windows (bounded slowdown "
+                f"{model.mean_bounded_slowdown:.4g}), better than {best} on {wins(label)} of "
+                f"{len(windows)}"
+            )
+            model = pair
         hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
         randoms = [held[f"{ev.RANDOM} (seed {s})"].mean_objective for s in args.seeds]
         gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
@@ -751,10 +799,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.process_time() - cpu_start:.1f} s CPU"
         )
         print(
-            f"held-out: selected model {model.mean_objective:.6g} (bounded slowdown "
+            f"held-out: deployed {'model' if gate_open else best} {model.mean_objective:.6g} "
+            f"(bounded slowdown "
             f"{model.mean_bounded_slowdown:.4g}) vs {best} (chosen on training windows) "
             f"{pair.mean_objective:.6g} (bounded {pair.mean_bounded_slowdown:.4g}): the model "
-            f"{verdict} it ({abs(gain):.2%} {direction}), better on {wins(label)} of "
+            f"{verdict} it ({abs(gain):.2%} {direction}), better on "
+            f"{wins(label) if gate_open else 0} of "
             f"{len(windows)} windows; "
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"

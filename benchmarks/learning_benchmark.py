@@ -7,7 +7,9 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
 [--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
 [--selection PAIR [PAIR ...]] [--oracle-actions] [--train-sampling uniform|load]
-[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]``
+[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]
+[--deploy validated|first-final|ensemble] [--keep-last N] [--keep-every U] [--gate]
+[--no-held-out]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
@@ -31,10 +33,15 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
    on the rest only, so validation is disjoint from training and closest to the held-out
    part. ``--val-statistic`` says what "best" means: the mean (default) or median objective
    over the validation windows, or the windows won against the pair of step 1.
-3. **Selection**: of every seed's best checkpoint, the best by the same statistic. Only the
-   training part was looked at so far; the last line says whether, by that statistic, the
-   selected model is ahead of the pair on validation (``wins``: more windows won than lost),
-   i.e. whether one would deploy it.
+3. **Deployment** (``--deploy``): ``validated`` (default with validation) takes, of every
+   seed's best checkpoint, the best by the same statistic; ``first-final`` (default without
+   validation) the first seed's final model; ``ensemble`` averages the action probabilities
+   of every seed's kept snapshots (the final model, and with ``--keep-last N`` the ``N - 1``
+   before it, ``--keep-every`` updates apart; :mod:`hdeeprm.training.ensemble`), choosing
+   nothing. ``--gate`` then deploys the model only if, on the validation windows, its mean is
+   better than the pair's and it wins more windows than it loses; otherwise the pair. Only
+   the training part was looked at so far; ``--no-held-out`` stops here, after playing the
+   pair, every seed's final model and snapshots, and the ensembles on the validation windows.
 4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
    never see: the selected model (greedy, on its action space), every fixed pair of the whole
    action space and random choice among its allowed actions, same windows and seeds. Every

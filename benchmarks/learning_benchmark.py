@@ -7,7 +7,9 @@ Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
 [--train-windows N] [--eval-windows N] [--num-steps N] [--seeds S [S ...]]
 [--eval-every N] [--val-last N] [--val-windows N] [--val-statistic mean|median|wins]
 [--selection PAIR [PAIR ...]] [--oracle-actions] [--train-sampling uniform|load]
-[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]``
+[--val-sampling uniform|load] [--gamma G] [--gae-lambda L]
+[--deploy validated|first-final|ensemble] [--keep-last N] [--keep-every U] [--gate]
+[--no-held-out]``
 
 By default on the Gaia trace (UniLu-Gaia-2014-1) and the thesis's Gaia platform (2,280
 cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded KTH-SP2 with
@@ -31,10 +33,15 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
    on the rest only, so validation is disjoint from training and closest to the held-out
    part. ``--val-statistic`` says what "best" means: the mean (default) or median objective
    over the validation windows, or the windows won against the pair of step 1.
-3. **Selection**: of every seed's best checkpoint, the best by the same statistic. Only the
-   training part was looked at so far; the last line says whether, by that statistic, the
-   selected model is ahead of the pair on validation (``wins``: more windows won than lost),
-   i.e. whether one would deploy it.
+3. **Deployment** (``--deploy``): ``validated`` (default with validation) takes, of every
+   seed's best checkpoint, the best by the same statistic; ``first-final`` (default without
+   validation) the first seed's final model; ``ensemble`` averages the action probabilities
+   of every seed's kept snapshots (the final model, and with ``--keep-last N`` the ``N - 1``
+   before it, ``--keep-every`` updates apart; :mod:`hdeeprm.training.ensemble`), choosing
+   nothing. ``--gate`` then deploys the model only if, on the validation windows, its mean is
+   better than the pair's and it wins more windows than it loses; otherwise the pair. Only
+   the training part was looked at so far; ``--no-held-out`` stops here, after playing the
+   pair, every seed's final model and snapshots, and the ensembles on the validation windows.
 4. **Evaluation** on fixed windows of a later part (``eval_jobs``) that training and selection
    never see: the selected model (greedy, on its action space), every fixed pair of the whole
    action space and random choice among its allowed actions, same windows and seeds. Every
@@ -72,6 +79,7 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
+from hdeeprm.training.ensemble import PolicyEnsemble
 from hdeeprm.training.headroom import format_headroom, headroom
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
 from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
@@ -214,6 +222,18 @@ def inputs_starts(inputs) -> list[int]:
     return HeterogeneousClusterEnv(inputs=inputs, split="val").windows.val_starts
 
 
+#: How the deployed model is chosen (``--deploy``).
+DEPLOY_RULES = ("validated", "first-final", "ensemble")
+
+
+def snapshot_updates(n_updates: int, keep_last: int, keep_every: int) -> list[int]:
+    """Updates after which a seed's snapshot is kept: the last one and the ``keep_last - 1``
+    before it, ``keep_every`` apart (those after update 0 only), oldest first. E.g. 146
+    updates, 3 kept, 10 apart: 126, 136, 146."""
+    first = n_updates - (keep_last - 1) * keep_every
+    return [u for u in range(first, n_updates + 1, keep_every) if u >= 1]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(MODES), default="quick")
@@ -326,9 +346,50 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="checkpoint and seed selection, and the deployment decision: mean or median "
         "objective over the validation windows, or windows won against the chosen pair",
     )
+    deploy = parser.add_argument_group("deployment (decide it before looking at held-out windows)")
+    deploy.add_argument(
+        "--deploy",
+        choices=list(DEPLOY_RULES),
+        default=None,
+        help="the deployed model: 'validated' (the best validated checkpoint of the seed that "
+        "validates best; the default with --eval-every > 0), 'first-final' (the first seed's "
+        "final model; the default with --eval-every 0) or 'ensemble' (the mean action "
+        "probabilities of every seed's kept snapshots, hdeeprm.training.ensemble; no choice)",
+    )
+    deploy.add_argument(
+        "--keep-last",
+        type=int,
+        default=1,
+        metavar="N",
+        help="snapshots kept per seed for --deploy ensemble: the final model and the N-1 "
+        "before it, --keep-every updates apart (default 1: the final model only)",
+    )
+    deploy.add_argument(
+        "--keep-every", type=int, default=10, metavar="U", help="updates between snapshots"
+    )
+    deploy.add_argument(
+        "--gate",
+        action="store_true",
+        help="deploy the model only if, on the validation windows (training part), its mean "
+        "objective is better than the pair's and it wins more windows than it loses; "
+        "otherwise deploy the pair (the model's held-out figures are still printed)",
+    )
+    deploy.add_argument(
+        "--no-held-out",
+        action="store_true",
+        help="stop before the held-out part: the pair, every seed's final model, every seed's "
+        "snapshots together and the ensemble of all play the validation windows (training "
+        "part only), to decide a deployment rule without looking at held-out windows",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: temp)")
     args = parser.parse_args(argv)
     args.seeds = args.seeds or [args.seed]
+    if args.deploy is None:
+        args.deploy = "validated" if args.eval_every else "first-final"
+    if args.deploy == "validated" and not args.eval_every:
+        parser.error("--deploy validated needs --eval-every > 0")
+    if args.keep_last < 1 or args.keep_every < 1:
+        parser.error("--keep-last and --keep-every must be at least 1")
     return args
 
 
@@ -368,8 +429,15 @@ def train_seed(
     val_env = HeterogeneousClusterEnv(inputs=inputs, split="val") if args.eval_every else None
     trainer = PPOTrainer(config, fns, run_dir=folder, tensorboard=False, val_env=val_env)
     n_updates = max(1, timesteps // config.batch_size)
+    keep = set(snapshot_updates(n_updates, args.keep_last, args.keep_every))
+    snapshots: list[PolicyEnsemble] = []
 
     def report(row: dict) -> None:
+        if row["update"] in keep:  # a copy of the network as it is after this update
+            snap = PolicyEnsemble.from_trainers(
+                [trainer], sources=[f"seed {seed} update {row['update']}"]
+            )
+            snapshots.append(snap)
         if row["update"] % max(1, n_updates // 10) == 0 or "val_objective" in row:
             val = row.get("val_objective")
             extra = "" if val is None else f", validation {val:.6g}"
@@ -385,7 +453,18 @@ def train_seed(
     trainer.close()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     trainer.save(folder / "final_model.pt")
-    out = {"seed": seed, "final": trainer, "wall": wall, "cpu": cpu, "steps": trainer.global_step}
+    members = [m for snap in snapshots for m in snap.models]
+    sources = [src for snap in snapshots for src in snap.sources]
+    kept = PolicyEnsemble(members, trainer.action_names, trainer.observation_size, sources=sources)
+    kept.save(folder / "snapshots.pt")
+    out = {
+        "seed": seed,
+        "final": trainer,
+        "snapshots": kept,
+        "wall": wall,
+        "cpu": cpu,
+        "steps": trainer.global_step,
+    }
     if trainer.validator is not None and trainer.validator.best is not None:
         best = trainer.validator.best
         out.update(
@@ -420,6 +499,80 @@ def train_seed(
         flush=True,
     )
     return out
+
+
+def training_part_check(
+    args: argparse.Namespace,
+    runs: list[dict],
+    ensemble: PolicyEnsemble,
+    inputs,
+    pair: str,
+    out: Path,
+) -> None:
+    """``--no-held-out``: the pair and the candidate deployments on the validation windows
+    (training part only), each with its windows won and lost against the pair."""
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    policies: dict[str, ev.Chooser] = {pair: ev.fixed_policy(env.action_names.index(pair))}
+    for run in runs:
+        policies[f"seed {run['seed']} final"] = ev.model_policy(run["final"])
+        if len(run["snapshots"].models) > 1:
+            policies[f"seed {run['seed']} snapshots ({len(run['snapshots'].models)})"] = (
+                ev.model_policy(run["snapshots"])
+            )
+    finals = PolicyEnsemble.from_trainers([r["final"] for r in runs])
+    policies[f"ensemble of {len(runs)} finals"] = ev.model_policy(finals)
+    if len(ensemble.models) > len(runs):
+        policies[f"ensemble of {len(ensemble.models)} snapshots"] = ev.model_policy(ensemble)
+    t0 = time.perf_counter()
+    results = ev.evaluate(env, policies, seed=0)
+    print(
+        f"\ntraining part only (--no-held-out): {len(ev.window_ids(env))} validation windows, "
+        f"{time.perf_counter() - t0:.1f} s wall"
+    )
+    print(ev.format_table(results, args.objective, pair_names=[pair]))
+    sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
+    per = {(r.policy, r.window): r.objective for r in results}
+    windows = sorted({r.window for r in results})
+    ref = ev.summarize([r for r in results if r.policy == pair])[0].mean_objective
+    for s in ev.summarize(results):
+        won = sum(sign * per[(s.policy, w)] < sign * per[(pair, w)] for w in windows)
+        lost = sum(sign * per[(s.policy, w)] > sign * per[(pair, w)] for w in windows)
+        print(
+            f"  {s.policy}: mean {s.mean_objective:.6g} ({(s.mean_objective - ref) / ref:+.2%} "
+            f"vs the pair), bounded slowdown {s.mean_bounded_slowdown:.4g}, won {won}, lost "
+            f"{lost} of {len(windows)}"
+        )
+    ev.write_csv(results, out / "training_part.csv")
+
+
+def gate(args: argparse.Namespace, model, inputs, pair: str) -> bool:
+    """``--gate``: whether ``model`` is ahead of ``pair`` on the validation windows (training
+    part only): a better mean objective and more windows won than lost. Decided before the
+    held-out part is played; when it is not, the pair is what one deploys."""
+    env = HeterogeneousClusterEnv(inputs=inputs, split="val")
+    policies = {
+        pair: ev.fixed_policy(env.action_names.index(pair)),
+        "model": ev.model_policy(model),
+    }
+    t0 = time.perf_counter()
+    results = ev.evaluate(env, policies, seed=0)
+    per = {(r.policy, r.window): r.objective for r in results}
+    windows = sorted({r.window for r in results})
+    sign = 1.0 if args.objective in ev.MINIMIZED else -1.0
+    means = {s.policy: s for s in ev.summarize(results)}
+    won = sum(sign * per[("model", w)] < sign * per[(pair, w)] for w in windows)
+    lost = sum(sign * per[("model", w)] > sign * per[(pair, w)] for w in windows)
+    ahead = sign * means["model"].mean_objective < sign * means[pair].mean_objective
+    ahead = ahead and won > lost
+    print(
+        f"gate ({len(windows)} validation windows of the training part, "
+        f"{time.perf_counter() - t0:.1f} s wall): model mean {means['model'].mean_objective:.6g} "
+        f"(bounded slowdown {means['model'].mean_bounded_slowdown:.4g}) vs {pair} "
+        f"{means[pair].mean_objective:.6g} ({means[pair].mean_bounded_slowdown:.4g}), won {won}, "
+        f"lost {lost}: {'OPEN, the model is deployed' if ahead else f'CLOSED, {pair} is deployed'}",
+        flush=True,
+    )
+    return ahead
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -529,22 +682,45 @@ def main(argv: list[str] | None = None) -> int:
             folder.mkdir(exist_ok=True)
             runs.append(train_seed(args, mode, seed, inputs, options_path, folder, best))
 
-        # 3. selection on validation only, by the validation statistic (ties: the first seed)
-        if args.eval_every:
+        # 3. the deployed model, by the rule of --deploy (nothing held out looked at)
+        if args.deploy == "validated":  # by the validation statistic (ties: the first seed)
             chosen = min(
                 runs,
                 key=lambda r: selection_key(r["best_result"], args.val_statistic, args.objective),
             )
         else:
             chosen = runs[0]
-        chosen["best"].save(out / "model.pt")
-        label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
-        print(
-            f"\nselected on validation: seed {chosen['seed']}, checkpoint of update "
-            f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
-            + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
-            + ")"
+        ensemble = PolicyEnsemble(
+            [m for r in runs for m in r["snapshots"].models],
+            chosen["final"].action_names,
+            chosen["final"].observation_size,
+            sources=[src for r in runs for src in r["snapshots"].sources],
         )
+        if args.deploy == "ensemble":
+            deployed = ensemble
+            ensemble.save(out / "model.pt")
+            label = f"model (ensemble of {len(ensemble.models)})"
+            print(
+                f"\ndeployed: the ensemble of {len(ensemble.models)} snapshots "
+                f"({', '.join(ensemble.sources)}), chosen by rule, no validation"
+            )
+        else:
+            deployed = chosen["best"]
+            chosen["best"].save(out / "model.pt")
+            label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
+            print(
+                f"\nselected ({args.deploy}): seed {chosen['seed']}, checkpoint of update "
+                f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
+                + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
+                + ")"
+            )
+        if args.no_held_out:
+            training_part_check(args, runs, ensemble, inputs, best, out)
+            print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
+            return 0
+        gate_open = True
+        if args.gate:  # the model is deployed only if it is ahead of the pair on the training part
+            gate_open = gate(args, deployed, inputs, best)
 
         # 4. held-out evaluation: the model on its action space, every pair of the full one
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
@@ -554,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             policies[f"{ev.RANDOM} (seed {seed})"] = ev.random_policy(seed)
         t3 = time.perf_counter()
-        results = ev.evaluate(eval_env, {label: ev.model_policy(chosen["best"])}, seed=0)
+        results = ev.evaluate(eval_env, {label: ev.model_policy(deployed)}, seed=0)
         results += ev.evaluate(base_env, policies, seed=0)
         print()
         print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
@@ -570,13 +746,22 @@ def main(argv: list[str] | None = None) -> int:
         # every seed's models on the held-out windows, for visibility (not used to choose)
         extra = {}
         for run in runs:
-            extra[f"seed {run['seed']} best"] = ev.model_policy(run["best"])
             extra[f"seed {run['seed']} final"] = ev.model_policy(run["final"])
+            if run["best"] is not run["final"]:  # without validation they are one model
+                extra[f"seed {run['seed']} best"] = ev.model_policy(run["best"])
         seed_results = ev.evaluate(eval_env, extra, seed=0)
         eval_wall = time.perf_counter() - t3
         for r in seed_results:
             per[(r.policy, r.window)] = r.objective
         seed_held = {s.policy: s for s in ev.summarize(seed_results)}
+        for run in runs:
+            if run["best"] is run["final"]:
+                name = f"seed {run['seed']}"
+                seed_held[f"{name} best"] = dataclasses.replace(
+                    seed_held[f"{name} final"], policy=f"{name} best"
+                )
+                for w in windows:
+                    per[(f"{name} best", w)] = per[(f"{name} final", w)]
         print(
             f"\nper seed (validation: {args.objective} on the "
             f"{mode.get('val_windows', mode['train_windows'])} validation windows of {val_jobs}, "
@@ -588,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for run in runs:
             b, f = seed_held[f"seed {run['seed']} best"], seed_held[f"seed {run['seed']} final"]
-            mark = "*" if run is chosen else " "
+            mark = "*" if run is chosen and args.deploy != "ensemble" else " "
             res = run["best_result"]
             med = math.nan if res is None else res.median
             val_wins = "-" if res is None or res.wins is None else f"{res.wins}/{len(res.windows)}"
@@ -599,6 +784,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{wins(b.policy):>12}/{len(windows)}"
             )
         model, pair = held[label], held[best]
+        if not gate_open:
+            print(
+                f"\ngate closed: the deployed policy is {best}; the model (not deployed) gets "
+                f"{model.mean_objective:.6g} on held-out windows (bounded slowdown "
+                f"{model.mean_bounded_slowdown:.4g}), better than {best} on {wins(label)} of "
+                f"{len(windows)}"
+            )
+            model = pair
         hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
         randoms = [held[f"{ev.RANDOM} (seed {s})"].mean_objective for s in args.seeds]
         gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
@@ -613,15 +806,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.process_time() - cpu_start:.1f} s CPU"
         )
         print(
-            f"held-out: selected model {model.mean_objective:.6g} (bounded slowdown "
+            f"held-out: deployed {'model' if gate_open else best} {model.mean_objective:.6g} "
+            f"(bounded slowdown "
             f"{model.mean_bounded_slowdown:.4g}) vs {best} (chosen on training windows) "
             f"{pair.mean_objective:.6g} (bounded {pair.mean_bounded_slowdown:.4g}): the model "
-            f"{verdict} it ({abs(gain):.2%} {direction}), better on {wins(label)} of "
+            f"{verdict} it ({abs(gain):.2%} {direction}), better on "
+            f"{wins(label) if gate_open else 0} of "
             f"{len(windows)} windows; "
             f"best pair in hindsight {hindsight} {held[hindsight].mean_objective:.6g}; random "
             f"{' / '.join(f'{v:.6g}' for v in randoms)}"
         )
-        if args.eval_every and chosen["reference"] is not None:
+        if args.deploy == "validated" and chosen["reference"] is not None:
             result, ref = chosen["best_result"], chosen["reference"]
             ahead = beats_reference(result, ref, args.val_statistic, args.objective)
             print(

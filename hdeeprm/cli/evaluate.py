@@ -22,7 +22,8 @@ from hdeeprm.cli._report import reported
     "-m",
     "--model",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="PPO model (hdeeprm-launch -om or PPOTrainer.save) to evaluate greedily.",
+    help="PPO model (hdeeprm-launch -om, PPOTrainer.save or PolicyEnsemble.save) to "
+    "evaluate greedily.",
 )
 @click.option(
     "-cw",
@@ -98,7 +99,7 @@ def _evaluate(
     from hdeeprm.experiment import prepare_inputs
     from hdeeprm.options import load_options
     from hdeeprm.training import evaluate as ev
-    from hdeeprm.training.ppo import PPOTrainer
+    from hdeeprm.training.ensemble import load_policy
 
     options = load_options(options_file)
     inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
@@ -108,7 +109,7 @@ def _evaluate(
     policies: dict[str, ev.Chooser] = {}
     highlight: list[str] = []
     if model is not None:
-        trainer = PPOTrainer.load(model)
+        trainer = load_policy(model)  # a PPO checkpoint or an ensemble of them
         if trainer.action_names != env.action_names:
             raise InputError(
                 "the model was trained for other actions ("

@@ -162,12 +162,13 @@ def _evaluate(
     inputs: ExperimentInputs, config: PPOConfig, in_model: Path, greedy: bool
 ) -> PPORunResult:
     from hdeeprm.environment import HeterogeneousClusterEnv
+    from hdeeprm.training.ensemble import load_policy
     from hdeeprm.training.evaluate import evaluate, format_table, model_policy, write_csv
 
     episodes = inputs.options.env.episodes
     split = "eval" if episodes is not None and episodes.eval_jobs is not None else "all"
     env = HeterogeneousClusterEnv(inputs=inputs, split=split)
-    trainer = PPOTrainer.load(in_model)
+    trainer = load_policy(in_model)  # a PPO checkpoint or an ensemble of them
     if trainer.action_names != env.action_names:
         raise InputError(
             f"the model was trained for other actions: {', '.join(trainer.action_names)}",

@@ -343,39 +343,31 @@ class _RankedTree:
         return count
 
     def allocate(
-        self, job_id: str, res: int, mem: float, mem_bw: float
-    ) -> tuple[dict[int, list[int]], int]:
-        """Cores for up to ``res`` tasks, in the order one pick at a time would take them, by
-        processor (in pick order), and how many were taken.
+        self, job_id: str, res: int, mem: float, mem_bw: float, taken: dict[int, list[int]]
+    ) -> int:
+        """Cores for up to ``res`` tasks, in the order one pick at a time would take them, put
+        in ``taken`` by processor (in pick order); returns how many were taken.
 
         The processors chosen one after the other have increasing ranks (a pick never makes a
         better-ranked processor eligible again), so one left-to-right sweep finds them: the
         tree is not updated during the sweep. Its values are upper bounds (cores and memory
         are only taken between refreshes), so it never skips an eligible processor, and a
         processor it offers is checked against the pool before use (and marked for the next
-        refresh when it no longer qualifies). The sweep plans the runs, following the free
-        memory of the nodes it takes from in :meth:`CorePool.take`'s float order, and the pool
-        takes them all at once (:meth:`CorePool.take_runs`). :meth:`_run` is inlined: this
-        loop runs once per processor a job gets (RICC: about 13 per job).
+        refresh when it no longer qualifies). :meth:`_run` is inlined: this loop runs once per
+        processor a job gets (RICC: about 13 per job).
         """
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
-        leftmost_from = tree.leftmost_from
+        take_run, leftmost_from = pool.take_run, tree.leftmost_from
         need = mem - MEM_TOL
         left = res
-        plan: list[tuple[int, int]] = []  # the runs to take: (processor, count)
-        #: Free memory of the nodes taken from so far, after the planned takes.
-        node_left: dict[int, float] = {}
         r = tree.leftmost_at_least(need)
         while r is not None:
             proc = order[r]
             members = free[proc]
             if members:
-                node = proc_node[proc]
-                spare = node_left.get(node)
-                if spare is None:
-                    spare = node_free_mem[node]
+                spare = node_free_mem[proc_node[proc]]
                 if spare >= need:
                     count = len(members)
                     if left < count:
@@ -388,12 +380,7 @@ class _RankedTree:
                             spare -= mem
                             run += 1
                         count = run
-                        node_left[node] = spare
-                    elif mem:
-                        for _ in range(count):
-                            spare -= mem
-                        node_left[node] = spare
-                    plan.append((proc, count))
+                    taken[proc] = take_run(proc, count, job_id, mem, mem_bw)
                     left -= count
                     if not left:
                         break
@@ -401,7 +388,7 @@ class _RankedTree:
                     continue
             self.dirty.add(proc)
             r = leftmost_from(r + 1, need)
-        return pool.take_runs(plan, job_id, mem, mem_bw), res - left
+        return res - left
 
 
 class ResourceManager:
@@ -546,8 +533,8 @@ class ResourceManager:
             structure = self._heap(policy)
         self.nb_attempts += 1
         if isinstance(structure, _RankedTree):  # static key: whole runs per processor, one sweep
-            runs, count = structure.allocate(job_id, res, mem, mem_bw)
-            if count < res:
+            runs: dict[int, list[int]] = {}
+            if structure.allocate(job_id, res, mem, mem_bw, runs) < res:
                 pool.release([c for cores in runs.values() for c in cores], now)  # roll back
                 self.fit.watch(mem)  # from now on, attempted only when it fits
                 return None

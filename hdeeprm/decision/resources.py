@@ -233,53 +233,6 @@ class CorePool:
             listener.add(node)
         return cores
 
-    def take_runs(
-        self, runs: list[tuple[int, int]], job_id: str, mem: float, mem_bw: float
-    ) -> dict[int, list[int]]:
-        """:meth:`take_run` for each ``(processor, count)`` of ``runs`` in order (processors
-        distinct): the same state, floats summed in the same order, with the pool's lists
-        looked up once and one notification per listener for the whole job instead of one
-        per processor (a wide job on RICC gets about 14). Returns the cores taken by
-        processor, in the order of ``runs``."""
-        proc_free, proc_node, proc_busy = self.proc_free, self.proc_node, self.proc_busy
-        proc_demand, node_free_mem, node_busy = self.proc_demand, self.node_free_mem, self.node_busy
-        free_cores, free_index = self.free_cores, self.free_index
-        core_job, core_mem, core_bw = self.core_job, self.core_mem, self.core_bw
-        taken: dict[int, list[int]] = {}
-        nodes: dict[int, None] = {}
-        total = 0
-        for proc, count in runs:
-            free = proc_free[proc]
-            cores = free[:count]
-            del free[:count]
-            node = proc_node[proc]
-            demand, left = proc_demand[proc], node_free_mem[node]
-            for core in cores:
-                index, last = free_index[core], free_cores.pop()
-                if last != core:
-                    free_cores[index] = last
-                    free_index[last] = index
-                free_index[core] = -1
-                core_job[core] = job_id
-                core_mem[core] = mem
-                core_bw[core] = mem_bw
-                demand += mem_bw
-                left -= mem
-            proc_demand[proc] = demand
-            node_free_mem[node] = left
-            proc_busy[proc] += count
-            node_busy[node] += count
-            total += count
-            nodes[node] = None
-            taken[proc] = cores
-        self.free_count -= total
-        if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
-            for proc in taken:
-                self._gained([proc], proc_node[proc])
-        for listener in self.node_change_listeners:
-            listener.update(nodes)
-        return taken
-
     def give(self, core: int) -> None:
         """Free ``core`` (capacities only; see :meth:`settle`)."""
         proc = self.core_proc[core]
@@ -419,78 +372,58 @@ class CorePool:
 
     def release(self, cores: Iterable[int], now: float) -> None:
         """Free the cores of a finished job and update P-states around them."""
-        # give() per core, regrouped: the same float sums in the same order, but each listener
-        # hears of a processor or node once, the cores are grouped by processor for the settle
-        # (a job's cores come in runs per processor), and the counts and memory are updated
-        # once per processor. The processors' demands are not updated here: the settle sums
-        # them again from the per-core values.
-        if not isinstance(cores, (list, tuple)):
-            cores = list(cores)
-        if not cores:
-            return
-        core_proc, free_cores, free_index = self.core_proc, self.free_cores, self.free_index
-        core_job, core_mem, core_bw = self.core_job, self.core_mem, self.core_bw
-        mems = [core_mem[c] for c in cores]
+        # give() per core, inlined: same float sums in the same order, but each listener hears
+        # of a processor or node once, and the cores are grouped by processor for the settle
+        # (a job's cores come in runs per processor). The processors' demands are not updated
+        # here: the settle sums them again from the per-core values.
+        core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
+        free_cores, free_index, core_job = self.free_cores, self.free_index, self.core_job
+        core_mem, core_bw = self.core_mem, self.core_bw
+        proc_busy = self.proc_busy
+        node_busy, node_free_mem, node_capacity = (
+            self.node_busy,
+            self.node_free_mem,
+            self.node_capacity,
+        )
         touched: dict[int, list[int]] = {}
+        nodes: dict[int, None] = {}
+        mem_nodes: dict[int, None] = {}
         last_proc = -1
+        node = -1
         group: list[int] = []
-        for index, core in enumerate(cores, len(free_cores)):
-            free_index[core] = index
-            core_job[core] = None
-            core_mem[core] = 0.0
-            core_bw[core] = 0.0
+        free: list[int] = []
+        count = 0
+        for core in cores:
             proc = core_proc[core]
-            if proc != last_proc:
+            if proc != last_proc:  # a job's cores come in runs per processor
                 last_proc = proc
+                node = proc_node[proc]
+                nodes[node] = None
+                free = proc_free[proc]
                 group = touched.get(proc)  # type: ignore[assignment]
                 if group is None:
                     group = touched[proc] = []
             group.append(core)
-        free_cores.extend(cores)
-        self.free_count += len(cores)
-        proc_free, proc_busy, proc_node = self.proc_free, self.proc_busy, self.proc_node
-        node_busy, node_free_mem = self.node_busy, self.node_free_mem
-        nodes: dict[int, None] = {}
-        mem_nodes: dict[int, None] = {}
-        mem = mems[0]
-        if mems.count(mem) == len(mems):  # one task size (a job's): order does not matter
-            for proc, group in touched.items():
-                count = len(group)
-                free = proc_free[proc]
-                free.extend(group)
-                free.sort()  # what insort per core gives: one processor's cores, sorted
-                proc_busy[proc] -= count
-                node = proc_node[proc]
-                nodes[node] = None
-                busy = node_busy[node] = node_busy[node] - count
-                before = node_free_mem[node]
-                if busy:
-                    left = before
-                    for _ in range(count):  # one addition per task, as give() does
-                        left += mem
-                    node_free_mem[node] = left
-                else:  # idle node: exact capacity, whatever rounding the sums left
-                    node_free_mem[node] = left = self.node_capacity[node]
-                if mem or left != before:
-                    mem_nodes[node] = None
-        else:  # tasks of several sizes: memory core by core, in release order
-            for proc, group in touched.items():
-                free = proc_free[proc]
-                free.extend(group)
-                free.sort()
-                proc_busy[proc] -= len(group)
-            node_capacity = self.node_capacity
-            for core, mem in zip(cores, mems):
-                node = proc_node[core_proc[core]]
-                nodes[node] = None
-                busy = node_busy[node] = node_busy[node] - 1
-                before = node_free_mem[node]
-                if busy:
-                    node_free_mem[node] = before + mem
-                else:
-                    node_free_mem[node] = node_capacity[node]
-                if mem or node_free_mem[node] != before:
-                    mem_nodes[node] = None
+            free.append(core)  # sorted once per processor below
+            free_index[core] = len(free_cores)
+            free_cores.append(core)
+            core_job[core] = None
+            proc_busy[proc] -= 1
+            mem = core_mem[core]
+            node_busy[node] -= 1
+            before = node_free_mem[node]
+            if node_busy[node]:
+                node_free_mem[node] = before + mem
+            else:  # idle node: exact capacity, whatever rounding the sums left
+                node_free_mem[node] = node_capacity[node]
+            core_mem[core] = 0.0
+            core_bw[core] = 0.0
+            if mem or node_free_mem[node] != before:
+                mem_nodes[node] = None
+            count += 1
+        for proc in touched:
+            proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
+        self.free_count += count
         for listener in self.gain_listeners:
             listener.update(touched)
         for listener in self.node_change_listeners:

@@ -61,7 +61,8 @@ class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
     :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
     at decision points to start jobs through ``start(record) -> bool`` (cores chosen by the
-    core policy) or ``start(record, cores) -> bool`` (exactly those cores)."""
+    core policy) or ``start(record, cores) -> bool`` (exactly those cores); ``start.capacity``
+    is :meth:`WorkloadManager.fit_capacity`."""
 
     def reset(self) -> None: ...
 
@@ -366,6 +367,16 @@ class WorkloadManager:
             return True
         return self._floor_fit.fits(res, mem)
 
+    def fit_capacity(self, mem: float) -> int:
+        """The most tasks of ``mem`` MB each (``mem > 0``, no GPUs) that can start now:
+        ``fits_now(res, mem)`` is exactly ``res <= fit_capacity(mem)``. It only shrinks as jobs
+        start and as ``mem`` grows, so a scheduler that was refused a job can rule out every
+        request of at least ``fit_capacity(mem) + 1`` tasks of at least ``mem`` MB until a job
+        ends, without asking (``start.capacity`` of :meth:`_delegate`)."""
+        if mem <= self._mem_every_core and not self._big_running:
+            return self.pool.free_count
+        return self._floor_fit.tasks(mem)
+
     def action_mask(self) -> np.ndarray:
         """Which actions may be chosen now (bool per action of the action space).
 
@@ -644,6 +655,7 @@ class WorkloadManager:
         def free() -> int:
             return pool.free_count
 
+        start.capacity = self.fit_capacity  # type: ignore[attr-defined]
         self.scheduler.schedule(self.now, free, start)  # type: ignore[union-attr]
 
     def start_job(self, job: JobRecord, core_policy: str) -> bool:

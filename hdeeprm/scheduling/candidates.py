@@ -11,9 +11,10 @@ wasted).
 Every one of those reasons depends on the job only through its cores, its memory per task and
 its predicted run time. So the queue is kept in *buckets*, one per ``(cores, memory per task)``
 pair (RICC's first 50,000 jobs: 139 pairs), each holding its jobs in every ordering the
-scheduler keeps sorted, and its predicted run times sorted. A walk merges the buckets' lists
-in the ordering (a heap with one entry per bucket, so jobs come out in exactly the queue's
-order) and, before taking a bucket's next job, asks the caller whether the bucket can still
+scheduler keeps sorted, and its predicted run times sorted. A walk
+(:meth:`~hdeeprm.scheduling.schedulers.BackfillScheduler._backfill_indexed`) merges the
+buckets' lists in the ordering (a heap with one entry per bucket, so jobs come out in exactly
+the queue's order) and, before taking a bucket's next job, checks whether the bucket can still
 hold a startable job; a bucket that cannot is dropped for the rest of the walk with all its
 jobs. The walk's state only tightens (fewer free cores, fewer spare cores, more refusals), so a
 dropped bucket would have yielded nothing: the walk starts exactly the jobs a visit of every
@@ -24,10 +25,9 @@ looking at the others.
 
 from __future__ import annotations
 
-import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from hdeeprm.scheduling.orderings import STATIC
@@ -62,9 +62,6 @@ class CandidateIndex:
         self.buckets: dict[tuple[int, float], Bucket] = {}
         #: The requests ``(cores, memory per task)`` of :attr:`buckets`, ascending.
         self._slots: list[tuple[int, float]] = []
-        #: Buckets entered and dropped by walks (work counters, for tests and benchmarks).
-        self.nb_visited = 0
-        self.nb_dropped = 0
 
     def clear(self) -> None:
         self.buckets.clear()
@@ -98,46 +95,8 @@ class CandidateIndex:
             slots = self._slots
             del slots[bisect_left(slots, slot)]
 
-    def walk(
-        self, name: str, most: int, keep: Callable[[Bucket], bool], skip: set[int]
-    ) -> Iterator[int]:
-        """Submission numbers of the queued jobs in ordering ``name`` needing at most ``most``
-        cores, not in ``skip``, from the buckets ``keep`` accepts when their next job is due.
-
-        ``keep`` is asked about every such bucket when the walk starts and again before each
-        of its jobs; once it answers ``False`` the bucket is dropped for the rest of the walk
-        (its answers may only go from ``True`` to ``False`` during a walk). The buckets must
-        not change during a walk.
-        """
+    def up_to(self, most: int) -> list[Bucket]:
+        """The buckets whose jobs need at most ``most`` cores, by ascending request (where a
+        backfilling walk starts: :meth:`BackfillScheduler._backfill_indexed`)."""
         buckets, slots = self.buckets, self._slots
-        # A bucket ``keep`` refuses now is refused for the whole walk: asked before it enters
-        # the heap, it costs one call instead of a call and a pop (on a loaded platform, most
-        # requests need more than the spare cores and run past the reservation).
-        heap = []
-        dropped = 0
-        for i in range(bisect_right(slots, (most, math.inf))):
-            bucket = buckets[slots[i]]
-            if keep(bucket):
-                key, seq = bucket.keys[name][0]
-                heap.append((key, seq, 0, bucket))
-            else:
-                dropped += 1
-        heapq.heapify(heap)
-        self.nb_visited += len(heap) + dropped
-        self.nb_dropped += dropped
-        pop, replace = heapq.heappop, heapq.heapreplace
-        while heap:
-            _, seq, pos, bucket = heap[0]
-            if not keep(bucket):
-                pop(heap)
-                self.nb_dropped += 1
-                continue
-            lst = bucket.keys[name]
-            pos += 1
-            if pos < len(lst):
-                key, nxt = lst[pos]
-                replace(heap, (key, nxt, pos, bucket))
-            else:
-                pop(heap)
-            if seq not in skip:
-                yield seq
+        return [buckets[slot] for slot in slots[: bisect_right(slots, (most, math.inf))]]

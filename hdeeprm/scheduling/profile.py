@@ -23,7 +23,7 @@ from bisect import bisect_left, bisect_right, insort
 class RunningEnds:
     """Running jobs by predicted end: ``(end, seq)`` sorted, cores by ``seq``."""
 
-    __slots__ = ("ends", "cores", "overdue")
+    __slots__ = ("ends", "cores", "overdue", "overdue_cores")
 
     def __init__(self) -> None:
         self.ends: list[tuple[float, int]] = []
@@ -31,11 +31,14 @@ class RunningEnds:
         #: Cores of jobs running past a prediction that can grow no more (the requested time):
         #: they may end at any instant, so they count as free "now" in reservations.
         self.overdue: dict[int, int] = {}
+        #: Their sum (read at every reservation, so kept rather than summed each time).
+        self.overdue_cores = 0
 
     def clear(self) -> None:
         self.ends.clear()
         self.cores.clear()
         self.overdue.clear()
+        self.overdue_cores = 0
 
     def add(self, seq: int, end: float, res: int) -> None:
         insort(self.ends, (end, seq))
@@ -43,7 +46,9 @@ class RunningEnds:
 
     def remove(self, seq: int, end: float) -> None:
         """Forget a job (completed); ``end`` is the predicted end it was filed under."""
-        if self.overdue.pop(seq, None) is not None:
+        cores = self.overdue.pop(seq, None)
+        if cores is not None:
+            self.overdue_cores -= cores
             del self.cores[seq]
             return
         ends = self.ends
@@ -63,12 +68,14 @@ class RunningEnds:
         return out
 
     def mark_overdue(self, seq: int) -> None:
-        self.overdue[seq] = self.cores[seq]
+        cores = self.cores[seq]
+        self.overdue[seq] = cores
+        self.overdue_cores += cores
 
     def shadow(self, need: int, free: int, now: float) -> tuple[float, int]:
         """EASY's reservation for a job of ``need`` cores when ``free`` are free now: the
         earliest predicted time enough cores are free, and the cores spare at that time."""
-        avail = free + sum(self.overdue.values()) if self.overdue else free
+        avail = free + self.overdue_cores
         if avail >= need:
             return now, avail - need
         cores = self.cores
@@ -87,7 +94,7 @@ class StepProfile:
 
     def __init__(self, now: float, free: int, running: RunningEnds) -> None:
         times = [now]
-        counts = [free + sum(running.overdue.values())]
+        counts = [free + running.overdue_cores]
         cores = running.cores
         for end, seq in running.ends:
             if end > times[-1]:

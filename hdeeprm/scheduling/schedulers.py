@@ -39,9 +39,10 @@ import logging
 import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator
+from heapq import heapify, heappop, heapreplace
 from typing import Any
 
-from hdeeprm.scheduling.candidates import Bucket, CandidateIndex
+from hdeeprm.scheduling.candidates import CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.contiguous import ContiguousCores
 from hdeeprm.scheduling.corrections import correct
@@ -344,25 +345,51 @@ class BackfillScheduler:
         # monotone in its cores and memory per task: a job needing at least the cores and the
         # memory of one already refused is refused too, without a costly allocation attempt.
         # (Not for given cores: another range may hold the memory one refused did not.)
-        res, mem = job.res, job.mem
         if cores is None:
+            res, mem = job.res, job.mem
             for r, m in self._refused:
                 if res >= r and mem >= m:
                     return False
-            if not start(job.record):
-                # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
-                # refused for want of GPUs says nothing of a job that needs none.
-                if not getattr(job.record, "gpus", 0):
-                    self._refused.append((res, mem))
-                return False
-        elif not start(job.record, cores):
+            return self._try(job, now, start, done)
+        if not start(job.record, cores):
             return False
+        self._started(job, now, done)
+        return True
+
+    def _try(self, job: SchedJob, now: float, start: Callable[..., bool], done: set[int]) -> bool:
+        """Ask the resource manager to start ``job`` (not dominated by a refused request: the
+        caller checked), and remember a refusal."""
+        if not start(job.record):
+            # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
+            # refused for want of GPUs says nothing of a job that needs none.
+            if not getattr(job.record, "gpus", 0):
+                res, mem = job.res, job.mem
+                self._refused.append((self._refused_from(res, mem, start), mem))
+            return False
+        self._started(job, now, done)
+        return True
+
+    def _started(self, job: SchedJob, now: float, done: set[int]) -> None:
         done.add(job.seq)
         job.start = now
         self.running[job.seq] = job
         self.predictor.started(job, now)
         self.ends.add(job.seq, now + job.run_pred, job.res)
-        return True
+
+    @staticmethod
+    def _refused_from(res: int, mem: float, start: Callable[..., bool]) -> int:
+        """The fewest tasks of ``mem`` MB each that are now refused, after a job of ``res`` such
+        tasks was: ``res``, or one more than the tasks that fit when the workload manager says
+        how many (``start.capacity``, :meth:`WorkloadManager.fit_capacity`). That count only
+        shrinks within a pass (jobs only start) and as the memory per task grows, so every
+        request of at least that many tasks of at least ``mem`` MB is refused until the pass
+        ends, not only those of at least ``res`` tasks (late in RICC, where the free cores'
+        nodes lack memory, about one refused request in three then needs asking)."""
+        capacity = getattr(start, "capacity", None)
+        if capacity is None or mem <= 0.0:
+            return res
+        most = capacity(mem)
+        return most + 1 if most < res else res
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
@@ -611,35 +638,82 @@ class BackfillScheduler:
     ) -> int:
         """The backfilling walk over the candidate index: the same jobs started in the same
         order as :meth:`_backfill_scan`, without visiting requests that cannot start; returns
-        the cores still spare at the shadow time."""
-        refused = self._refused
-        # The free cores change only when a job starts: read once and after each start, not
-        # at every question of ``keep`` (asked about every bucket and before every job).
-        avail = free()
+        the cores still spare at the shadow time.
 
-        def keep(bucket: Bucket) -> bool:
-            # Could a job of this request still start? Fewer free cores, fewer spare cores
-            # and more refusals as the walk goes on: once "no", "no" for the rest of the walk.
+        The buckets' lists are merged in the backfilling ordering (a heap with one entry per
+        bucket) and a bucket is dropped, with all its jobs, as soon as it cannot hold a job that
+        starts: it needs more cores than are free, the cores and memory of a refused request
+        (:meth:`_launch`), or more than the spare cores while its shortest job ends after the
+        reservation. Each of these only tightens during the walk, so it is asked when the
+        bucket enters the heap and before each of its jobs; the test, the merge and the
+        reservation test of :meth:`_backfill_one` are inlined (this loop runs for every job a
+        walk visits: millions on RICC)."""
+        refused = self._refused
+        # The free cores change only when a job starts: read once and after each start.
+        avail = free()
+        name = self.backfill
+        heap = []
+        for bucket in self._candidates.up_to(avail):
             res = bucket.res
-            if res > avail:
-                return False
             if refused:
                 mem = bucket.mem
+                dominated = False
                 for r, m in refused:
                     if res >= r and mem >= m:
-                        return False
-            return res <= extra or now + bucket.preds[0] <= shadow
-
-        queue = self.queue
-        examined = 0
-        for seq in self._candidates.walk(self.backfill, avail, keep, done):
+                        dominated = True
+                        break
+                if dominated:
+                    continue
+            if res <= extra or now + bucket.preds[0] <= shadow:
+                key, seq = bucket.keys[name][0]
+                heap.append((key, seq, 0, bucket))
+        if not heap:
+            return extra
+        heapify(heap)
+        queue, tried = self.queue, self._try
+        pop, replace = heappop, heapreplace
+        examined = backfilled = 0
+        while heap:
+            _, seq, pos, bucket = heap[0]
+            res = bucket.res
+            if res > avail:
+                pop(heap)
+                continue
+            if refused:
+                mem = bucket.mem
+                dominated = False
+                for r, m in refused:
+                    if res >= r and mem >= m:
+                        dominated = True
+                        break
+                if dominated:
+                    pop(heap)
+                    continue
+            fits_extra = res <= extra
+            if not fits_extra and now + bucket.preds[0] > shadow:
+                pop(heap)
+                continue
+            lst = bucket.keys[name]
+            pos += 1
+            if pos < len(lst):
+                key, nxt = lst[pos]
+                replace(heap, (key, nxt, pos, bucket))
+            else:
+                pop(heap)
+            if seq in done:
+                continue
             examined += 1
             job = queue[seq]
-            backfilled = self.nb_backfilled
-            extra = self._backfill_one(job, now, start, done, shadow, extra)
-            if self.nb_backfilled != backfilled:
+            if now + job.run_pred <= shadow:
+                if tried(job, now, start, done):
+                    backfilled += 1
+                    avail = free()
+            elif fits_extra and tried(job, now, start, done):
+                backfilled += 1
+                extra -= res
                 avail = free()
         self.nb_examined += examined
+        self.nb_backfilled += backfilled
         return extra
 
     def _backfill_scan(

@@ -59,44 +59,6 @@ def queue(sched: BackfillScheduler, platform: Platform, start=None) -> None:
         sched.submitted(job, 0.0)
 
 
-class CountingWalk:
-    """Counts the jobs the candidate index's walk yields."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.yielded = 0
-        walk = CandidateIndex.walk
-
-        def counted(index, *args):
-            for seq in walk(index, *args):
-                self.yielded += 1
-                yield seq
-
-        monkeypatch.setattr(CandidateIndex, "walk", counted)
-
-
-def test_walk_visits_only_requests_that_could_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    counter = CountingWalk(monkeypatch)
-    sched = BackfillScheduler(parse_scheduler("easy"))
-    # Every pass walks the whole queue here (the index at work); a pass with no new job,
-    # no completion and no correction can walk only the new jobs: test_fresh_walks.py.
-    sched.fresh_walks = False
-    platform = Platform()
-    queue(sched, platform)
-    platform.attempts.clear()
-    sched.schedule(1.0, platform.free, platform.start)
-    # H refused for cores (not attempted), j202 refused for memory, E started.
-    assert platform.attempts == ["j202", "j602"]
-    assert platform.free_cores == 3
-    assert sched.nb_backfilled == 1
-    assert counter.yielded == 2
-    # Next decision point, nothing changed: one visit (j202 again), whatever the queue length.
-    platform.attempts.clear()
-    sched.schedule(2.0, platform.free, platform.start)
-    assert platform.attempts == ["j202"]
-    assert counter.yielded == 3
-    assert len(sched.queue) == 601  # H and the 600 jobs behind it
-
-
 @pytest.mark.parametrize("preset", ["easy", "easy-sjbf", "easy++"])
 def test_index_starts_what_a_full_scan_starts(monkeypatch: pytest.MonkeyPatch, preset: str) -> None:
     """Same jobs started in the same order with and without the index, pass after pass."""

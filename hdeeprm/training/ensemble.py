@@ -38,13 +38,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from hdeeprm._atomic import atomic_open
 from hdeeprm.errors import InputError
 from hdeeprm.training.ppo import (
     CHECKPOINT_FORMAT,
     ActorCritic,
     PPOTrainer,
     read_checkpoint_file,
+    write_checkpoint_file,
 )
 
 #: Format tag and version of ensemble files.
@@ -220,10 +220,7 @@ class PolicyEnsemble:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the ensemble atomically (state dicts, never a pickle of objects)."""
-        target = Path(path)
-        with atomic_open(target, "wb") as handle:
-            torch.save(self.state(), handle)
-        return target
+        return write_checkpoint_file(path, self.state())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PolicyEnsemble:

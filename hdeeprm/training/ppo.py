@@ -388,6 +388,15 @@ def read_checkpoint_file(
     return state
 
 
+def write_checkpoint_file(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
+    """Write ``state`` (plain containers and tensors, never pickled objects) atomically, so an
+    interrupted save never leaves a half-written model where a finished one was."""
+    target = Path(path)
+    with atomic_open(target, "wb") as handle:
+        torch.save(state, handle)
+    return target
+
+
 def _layer(inputs: int, outputs: int, gain: float) -> nn.Linear:
     layer = nn.Linear(inputs, outputs)
     nn.init.orthogonal_(layer.weight, gain)
@@ -1057,10 +1066,7 @@ class PPOTrainer:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the checkpoint atomically (``torch.save`` of state dicts, never a pickle of
         objects)."""
-        target = Path(path)
-        with atomic_open(target, "wb") as handle:
-            torch.save(self.state(), handle)
-        return target
+        return write_checkpoint_file(path, self.state())
 
     @staticmethod
     def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -52,7 +52,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from hdeeprm._atomic import atomic_open
 from hdeeprm.errors import InputError
 from hdeeprm.training.ppo import (
     VECTOR_KINDS,
@@ -63,6 +62,7 @@ from hdeeprm.training.ppo import (
     gumbel_sample,
     read_checkpoint_file,
     scale_by_return_std,
+    write_checkpoint_file,
 )
 
 #: Format tag and version of two-step checkpoints.
@@ -698,10 +698,7 @@ class TwoStepPPO:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the checkpoint atomically (state dicts, never a pickle of objects)."""
-        target = Path(path)
-        with atomic_open(target, "wb") as handle:
-            torch.save(self.state(), handle)
-        return target
+        return write_checkpoint_file(path, self.state())
 
     @classmethod
     def load(

@@ -121,6 +121,12 @@ MODES = {
 }
 
 
+def num(value: float, spec: str = ".6g") -> str:
+    """A figure as printed, or ``-`` when there is none (nan: no validation ran, or no episode
+    ended during an update), so a table never shows ``nan`` for a value that was not measured."""
+    return "-" if math.isnan(value) else format(value, spec)
+
+
 def split_ranges(mode: dict, val_last: int | None) -> tuple[list[int], list[int]]:
     """PPO's training range and the validation range (checkpoint and seed selection).
 
@@ -443,7 +449,7 @@ def train_seed(
             extra = "" if val is None else f", validation {val:.6g}"
             print(
                 f"  seed {seed} update {row['update']}: {row['steps']} steps, objective "
-                f"{row['objective']:.6g}, entropy {row['entropy']:.3f}{extra}, "
+                f"{num(row['objective'])}, entropy {row['entropy']:.3f}{extra}, "
                 f"{row['steps_per_s']:,.0f} steps/s",
                 flush=True,
             )
@@ -488,7 +494,7 @@ def train_seed(
         f"seed {seed}: {trainer.global_step} steps, {trainer.episodes} episodes in {wall:.1f} s "
         f"wall, {cpu:.1f} s CPU ({trainer.global_step / wall:,.0f} steps/s wall, "
         f"{trainer.global_step / cpu:,.0f} per CPU s); best validation ({args.val_statistic}) "
-        f"mean {out['best_val']:.6g} after update {out['best_update']}"
+        f"mean {num(out['best_val'])} after update {out['best_update']}"
         + (
             ""
             if out["best_result"] is None
@@ -710,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
             label = f"model (seed {chosen['seed']}, update {chosen['best_update']})"
             print(
                 f"\nselected ({args.deploy}): seed {chosen['seed']}, checkpoint of update "
-                f"{chosen['best_update']} (validation {chosen['best_val']:.6g}"
+                f"{chosen['best_update']} (validation {num(chosen['best_val'])}"
                 + (f"; pair {best} {val_pairs[best]:.6g}" if best in val_pairs else "")
                 + ")"
             )
@@ -778,8 +784,8 @@ def main(argv: list[str] | None = None) -> int:
             med = math.nan if res is None else res.median
             val_wins = "-" if res is None or res.wins is None else f"{res.wins}/{len(res.windows)}"
             print(
-                f"{mark}{run['seed']:>4}{run['best_update']:>12}{run['best_val']:>12.6g}"
-                f"{med:>12.6g}{val_wins:>10}{run['final_val']:>12.6g}"
+                f"{mark}{run['seed']:>4}{run['best_update']:>12}{num(run['best_val']):>12}"
+                f"{num(med):>12}{val_wins:>10}{num(run['final_val']):>12}"
                 f"{b.mean_objective:>15.6g}{f.mean_objective:>16.6g}"
                 f"{wins(b.policy):>12}/{len(windows)}"
             )

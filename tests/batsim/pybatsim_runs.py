@@ -26,6 +26,13 @@ def _scheduler(pybatsim: Path, scheduler: str, port: int, log: Path) -> subproce
     )
 
 
+# Hang detectors, not speed limits: a whole-trace Batsim run takes 3-6 CPU minutes and, on a
+# 2-core machine shared with other work (load average 13-15 was seen), twice that in wall time
+# and a minute between two messages; a run that hangs still fails, only later.
+HANG_TIMEOUT = 1800.0
+SILENCE_TIMEOUT = 300.0
+
+
 def _finish(process: subprocess.Popen, log: Path, what: str, timeout: float) -> None:
     try:
         code = process.wait(timeout)
@@ -46,7 +53,7 @@ def run_on_batsim(
     out: Path,
     *,
     energy: bool = True,
-    timeout: float = 600,
+    timeout: float = HANG_TIMEOUT,
 ) -> Path:
     """Batsim + pybatsim ``scheduler``; returns Batsim's ``out_jobs.csv``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -70,7 +77,7 @@ def run_on_hdeeprm(
     out: Path,
     *,
     energy: bool = True,
-    timeout: float = 600,
+    timeout: float = HANG_TIMEOUT,
     batsim_timing: bool = True,
 ) -> Path:
     """hdeeprm-sim (in this process) + pybatsim ``scheduler``; returns its ``out_jobs.csv``."""
@@ -83,7 +90,7 @@ def run_on_hdeeprm(
             [workload],
             str(out / "out"),
             f"tcp://127.0.0.1:{port}",
-            timeout=60,
+            timeout=SILENCE_TIMEOUT,
             energy=energy,
             batsim_timing=batsim_timing,
         )

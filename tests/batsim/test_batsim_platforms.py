@@ -89,7 +89,7 @@ def test_platform_example_runs_on_batsim_as_embedded(
 
     decide = WholePlatform()
     with BatsimSimulation(
-        xml, [workload], tmp_path / "b" / "out", executable=batsim_exe, timeout=60
+        xml, [workload], tmp_path / "b" / "out", executable=batsim_exe, timeout=300
     ) as sim:
         message = sim.start()
         while not sim.finished:

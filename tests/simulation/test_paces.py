@@ -31,11 +31,10 @@ def steps() -> list[tuple[float, list[SetResourceState]]]:
     ]
 
 
-def replay(
-    paces_from: int, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Engine, list[float], list[bool]]:
-    """One job of 1e10 flops per host on all WIDTH hosts; return the engine, the job's
-    expected end after each step and whether its hosts were counted by speed then."""
+def started(paces_from: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Engine, list, object]:
+    """The engine with ``PACES_FROM`` set, one job of 1e10 flops per host started on all WIDTH
+    hosts at t=0, a wake-up asked for the plan's first step; returns it, the plan and the
+    engine's next message."""
     monkeypatch.setattr(engine_module, "PACES_FROM", paces_from)
     platform = SimPlatform.homogeneous(WIDTH, SPEEDS, IDLE, FULL, pstate=0)
     engine = Engine(
@@ -46,10 +45,19 @@ def replay(
     engine.start()
     engine.proceed([])
     plan = steps()
+    message = engine.proceed([ExecuteJob("w0!j", range(WIDTH)), CallMeLater(plan[0][0])])
+    return engine, plan, message
+
+
+def replay(
+    paces_from: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Engine, list[float], list[bool]]:
+    """One job of 1e10 flops per host on all WIDTH hosts; return the engine, the job's
+    expected end after each step and whether its hosts were counted by speed then."""
+    engine, plan, message = started(paces_from, monkeypatch)
     job = engine.jobs["w0!j"]
     ends = []
     counted = []
-    message = engine.proceed([ExecuteJob("w0!j", range(WIDTH)), CallMeLater(plan[0][0])])
     for index, (when, decisions) in enumerate(plan):
         assert message.now == when
         wake = [CallMeLater(plan[index + 1][0])] if index + 1 < len(plan) else []
@@ -95,17 +103,7 @@ def test_counting_gives_the_very_bits_of_a_pass_over_the_hosts(
 def test_a_pickled_engine_keeps_its_counted_paces(monkeypatch: pytest.MonkeyPatch) -> None:
     # Environments travel to subprocesses pickled: the counts must come along, and the copy
     # must end exactly as the original (and as test_counted_paces_follow_the_slowest_host).
-    monkeypatch.setattr(engine_module, "PACES_FROM", 1)
-    platform = SimPlatform.homogeneous(WIDTH, SPEEDS, IDLE, FULL, pstate=0)
-    engine = Engine(
-        platform,
-        workload(("j", 0, WIDTH, "parallel_homogeneous", 10 * GF)),
-        state_change_events=False,
-    )
-    engine.start()
-    engine.proceed([])
-    plan = steps()
-    engine.proceed([ExecuteJob("w0!j", range(WIDTH)), CallMeLater(plan[0][0])])
+    engine, plan, _ = started(1, monkeypatch)
     for index in range(3):  # up to t=5: counted since t=4
         engine.proceed([*plan[index][1], CallMeLater(plan[index + 1][0])])
     assert engine.jobs["w0!j"]._paces == {0.5 * GF: 10, 1 * GF: WIDTH - 10}

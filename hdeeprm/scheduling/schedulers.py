@@ -69,6 +69,7 @@ class SchedJob:
         "start",
         "run_pred",
         "corrections",
+        "gpus",
     )
 
     def __init__(self, record: Any, req: float, user: int | None, actual: float) -> None:
@@ -77,6 +78,7 @@ class SchedJob:
         self.subtime: float = record.subtime
         self.res: int = record.res
         self.mem: float = getattr(record, "mem", 0.0)
+        self.gpus: int = getattr(record, "gpus", 0)
         self.req = req
         self.user = user
         self.actual = actual
@@ -178,7 +180,18 @@ class BackfillScheduler:
         #: :mod:`.candidates`).
         self._candidates = CandidateIndex(["FCFS", *self._sorted])
         self._warned_actual = False
+        #: ``(cores, memory per task)`` lower corners of the requests the resource manager
+        #: refuses now (:meth:`_launch`): this pass's refusals and the proven ones kept.
         self._refused: list[tuple[int, float]] = []
+        #: The refusals proven by the fit capacity, kept from pass to pass until a job ends
+        #: (:meth:`_carried_refusals`).
+        self._proven: list[tuple[int, float]] = []
+        #: Whether a job ended since the last pass (the proven refusals no longer hold).
+        self._freed = True
+        #: The fit capacity of the pass's ``start`` (``start.capacity``), if it has one.
+        self._capacity: Callable[[float], int] | None = None
+        #: Memory per task (``> 0``) of the jobs ``start`` refused so far (:meth:`_try`).
+        self._refused_mems: set[float] = set()
         #: Jobs submitted since the last pass, in submission order.
         self._fresh: list[SchedJob] = []
         #: Whether something since the last pass may let an older queued job start (a
@@ -227,6 +240,9 @@ class BackfillScheduler:
         self._candidates.clear()
         self._fresh.clear()
         self._loosened = True
+        self._freed = True
+        self._proven.clear()
+        self._refused_mems.clear()
         self._last_head = None
         self._cores_and_memory_only = True
         self._predictions_from_1s = True
@@ -268,6 +284,7 @@ class BackfillScheduler:
     def completed(self, record: Any, now: float) -> None:
         """A running job ended (its cores are already free)."""
         self._loosened = True
+        self._freed = True
         job = self.running.pop(record.seq, None)
         if job is None:
             return
@@ -358,13 +375,33 @@ class BackfillScheduler:
 
     def _try(self, job: SchedJob, now: float, start: Callable[..., bool], done: set[int]) -> bool:
         """Ask the resource manager to start ``job`` (not dominated by a refused request: the
-        caller checked), and remember a refusal."""
+        caller checked), and remember a refusal.
+
+        A job of ``mem > 0`` MB per task and no GPUs, of a size refused before, is first
+        measured against the fit capacity (``start.capacity``): ``start`` accepts it exactly
+        when ``res <= capacity`` (:meth:`WorkloadManager.fit_capacity`), so a refusal costs
+        that one count instead of a refused ``start`` followed by the count (RICC: about 2
+        million refusals). Sizes never refused are not counted first: the workload manager
+        answers a size it does not keep counts for by a pass over the nodes that stops as
+        soon as the tasks fit, where a count would go through every node."""
+        mem = job.mem
+        capacity = self._capacity
+        if capacity is not None and mem in self._refused_mems and not job.gpus:
+            most = capacity(mem)
+            if most < job.res:
+                self._refused.append((most + 1, mem))
+                self._prove(most + 1, mem)
+                return False
         if not start(job.record):
             # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
             # refused for want of GPUs says nothing of a job that needs none.
-            if not getattr(job.record, "gpus", 0):
-                res, mem = job.res, job.mem
-                self._refused.append((self._refused_from(res, mem, start), mem))
+            if not job.gpus:
+                if mem > 0.0:
+                    self._refused_mems.add(mem)
+                least, proven = self._refused_from(job.res, mem, start)
+                self._refused.append((least, mem))
+                if proven:
+                    self._prove(least, mem)
             return False
         self._started(job, now, done)
         return True
@@ -377,19 +414,38 @@ class BackfillScheduler:
         self.ends.add(job.seq, now + job.run_pred, job.res)
 
     @staticmethod
-    def _refused_from(res: int, mem: float, start: Callable[..., bool]) -> int:
+    def _refused_from(res: int, mem: float, start: Callable[..., bool]) -> tuple[int, bool]:
         """The fewest tasks of ``mem`` MB each that are now refused, after a job of ``res`` such
-        tasks was: ``res``, or one more than the tasks that fit when the workload manager says
-        how many (``start.capacity``, :meth:`WorkloadManager.fit_capacity`). That count only
-        shrinks within a pass (jobs only start) and as the memory per task grows, so every
-        request of at least that many tasks of at least ``mem`` MB is refused until the pass
-        ends, not only those of at least ``res`` tasks (late in RICC, where the free cores'
-        nodes lack memory, about one refused request in three then needs asking)."""
+        tasks was, and whether the fit capacity proves it: ``res`` (unproven), or one more than
+        the tasks that fit when the workload manager says how many (``start.capacity``,
+        :meth:`WorkloadManager.fit_capacity`). That count only shrinks while no job ends (jobs
+        only start) and as the memory per task grows, so every request of at least that many
+        tasks of at least ``mem`` MB is refused until a job ends, not only those of at least
+        ``res`` tasks (late in RICC, where the free cores' nodes lack memory, about one refused
+        request in three then needs asking)."""
         capacity = getattr(start, "capacity", None)
         if capacity is None or mem <= 0.0:
-            return res
+            return res, False
         most = capacity(mem)
-        return most + 1 if most < res else res
+        return (most + 1, True) if most < res else (res, False)
+
+    def _prove(self, least: int, mem: float) -> None:
+        """Keep the proven refusal ``(least, mem)`` for the next passes too, and drop the kept
+        ones it covers (so the list stays a staircase: no entry dominates another)."""
+        proven = self._proven
+        if any(r <= least and m <= mem for r, m in proven):
+            return
+        proven[:] = [(r, m) for r, m in proven if not (r >= least and m >= mem)]
+        proven.append((least, mem))
+
+    def _carried_refusals(self) -> list[tuple[int, float]]:
+        """The refusals a pass starts with: the proven ones of earlier passes while no job
+        ended since (the platform only filled up: every fit capacity is at most what it was),
+        none after a completion."""
+        if self._freed:
+            self._freed = False
+            self._proven.clear()
+        return list(self._proven)
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
@@ -404,8 +460,8 @@ class BackfillScheduler:
         self.nb_passes += 1
         self._correct(now)
         done: set[int] = set()
-        #: ``(cores, memory per task)`` of the jobs refused by the resource manager this pass.
-        self._refused: list[tuple[int, float]] = []
+        self._refused = self._carried_refusals()
+        self._capacity = getattr(start, "capacity", None)
         completed = False
         try:
             if self.variant == "conservative":
@@ -419,6 +475,7 @@ class BackfillScheduler:
             self._fresh.clear()
             # An interrupted pass leaves no state to build on: the next pass is a full one.
             self._loosened = not completed
+            self._freed = self._freed or not completed
 
     def _forget(self, done: set[int]) -> None:
         queue = self.queue

@@ -386,7 +386,7 @@ class BackfillScheduler:
         soon as the tasks fit, where a count would go through every node."""
         mem = job.mem
         capacity = self._capacity
-        if capacity is not None and mem in self._refused_mems and not job.gpus:
+        if capacity is not None and mem in self._refused_mems and not job.gpus and self.count_first:
             most = capacity(mem)
             if most < job.res:
                 self._refused.append((most + 1, mem))
@@ -442,7 +442,7 @@ class BackfillScheduler:
         """The refusals a pass starts with: the proven ones of earlier passes while no job
         ended since (the platform only filled up: every fit capacity is at most what it was),
         none after a completion."""
-        if self._freed:
+        if self._freed or not self.carry_refusals:
             self._freed = False
             self._proven.clear()
         return list(self._proven)
@@ -518,6 +518,13 @@ class BackfillScheduler:
             done.discard(head.seq)
         self._last_head, self._last_now = head, now
         self._last_shadow, self._last_free, self._last_extra = shadow, free(), extra
+
+    #: Whether the refusals the fit capacity proves are kept for the next passes while no job
+    #: ends (:meth:`_carried_refusals`), and whether a size refused before is counted before
+    #: ``start`` is asked (:meth:`_try`); ``False`` asks as the earlier versions did (tests
+    #: compare both).
+    carry_refusals = True
+    count_first = True
 
     #: Whether a pass may walk only the jobs submitted since the last pass when nothing else
     #: changed (:meth:`_only_fresh_can_start`); ``False`` walks the whole queue at every pass

@@ -60,12 +60,15 @@ class CandidateIndex:
     def __init__(self, orderings: Iterable[str]) -> None:
         self.orderings = tuple(dict.fromkeys(orderings))
         self.buckets: dict[tuple[int, float], Bucket] = {}
-        #: The requests ``(cores, memory per task)`` of :attr:`buckets`, ascending.
+        #: The requests ``(cores, memory per task)`` of :attr:`buckets`, ascending, and their
+        #: buckets in the same order (a walk's buckets are a slice of it: no lookup each).
         self._slots: list[tuple[int, float]] = []
+        self._ordered: list[Bucket] = []
 
     def clear(self) -> None:
         self.buckets.clear()
         self._slots.clear()
+        self._ordered.clear()
 
     def __contains__(self, name: str) -> bool:
         return name in self.orderings
@@ -76,7 +79,9 @@ class CandidateIndex:
         bucket = self.buckets.get(slot)
         if bucket is None:
             bucket = self.buckets[slot] = Bucket(job.res, job.mem, self.orderings)
-            insort(self._slots, slot)
+            i = bisect_left(self._slots, slot)
+            self._slots.insert(i, slot)
+            self._ordered.insert(i, bucket)
         for name in self.orderings:
             insort(bucket.keys[name], (_key(name, job), job.seq))
         insort(bucket.preds, job.run_pred)
@@ -93,10 +98,11 @@ class CandidateIndex:
         if not preds:
             del self.buckets[slot]
             slots = self._slots
-            del slots[bisect_left(slots, slot)]
+            i = bisect_left(slots, slot)
+            del slots[i]
+            del self._ordered[i]
 
     def up_to(self, most: int) -> list[Bucket]:
         """The buckets whose jobs need at most ``most`` cores, by ascending request (where a
         backfilling walk starts: :meth:`BackfillScheduler._backfill_indexed`)."""
-        buckets, slots = self.buckets, self._slots
-        return [buckets[slot] for slot in slots[: bisect_right(slots, (most, math.inf))]]
+        return self._ordered[: bisect_right(self._slots, (most, math.inf))]

@@ -183,11 +183,14 @@ class BackfillScheduler:
         #: ``(cores, memory per task)`` lower corners of the requests the resource manager
         #: refuses now (:meth:`_launch`): this pass's refusals and the proven ones kept.
         self._refused: list[tuple[int, float]] = []
-        #: The refusals proven by the fit capacity, kept from pass to pass until a job ends
-        #: (:meth:`_carried_refusals`).
+        #: The refusals proven by the fit capacity, kept from pass to pass (moved as jobs
+        #: end: :meth:`_carried_refusals`).
         self._proven: list[tuple[int, float]] = []
-        #: Whether a job ended since the last pass (the proven refusals no longer hold).
-        self._freed = True
+        #: Tasks of the jobs ended since the last pass, and their largest memory per task.
+        self._freed_tasks = 0
+        self._freed_mem = 0.0
+        #: Whether the proven refusals are void (a reset, an interrupted pass).
+        self._void = True
         #: The fit capacity of the pass's ``start`` (``start.capacity``), if it has one.
         self._capacity: Callable[[float], int] | None = None
         #: Memory per task (``> 0``) of the jobs ``start`` refused so far (:meth:`_try`).
@@ -240,7 +243,7 @@ class BackfillScheduler:
         self._candidates.clear()
         self._fresh.clear()
         self._loosened = True
-        self._freed = True
+        self._void = True
         self._proven.clear()
         self._refused_mems.clear()
         self._last_head = None
@@ -284,7 +287,11 @@ class BackfillScheduler:
     def completed(self, record: Any, now: float) -> None:
         """A running job ended (its cores are already free)."""
         self._loosened = True
-        self._freed = True
+        alloc = getattr(record, "alloc", None)
+        self._freed_tasks += len(alloc) if alloc else record.res
+        mem = getattr(record, "mem", 0.0)
+        if mem > self._freed_mem:
+            self._freed_mem = mem
         job = self.running.pop(record.seq, None)
         if job is None:
             return
@@ -390,7 +397,7 @@ class BackfillScheduler:
             most = capacity(mem)
             if most < job.res:
                 self._refused.append((most + 1, mem))
-                self._prove(most + 1, mem)
+                self._proven.append((most + 1, mem))
                 return False
         if not start(job.record):
             # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
@@ -401,7 +408,7 @@ class BackfillScheduler:
                 least, proven = self._refused_from(job.res, mem, start)
                 self._refused.append((least, mem))
                 if proven:
-                    self._prove(least, mem)
+                    self._proven.append((least, mem))
             return False
         self._started(job, now, done)
         return True
@@ -429,23 +436,43 @@ class BackfillScheduler:
         most = capacity(mem)
         return (most + 1, True) if most < res else (res, False)
 
-    def _prove(self, least: int, mem: float) -> None:
-        """Keep the proven refusal ``(least, mem)`` for the next passes too, and drop the kept
-        ones it covers (so the list stays a staircase: no entry dominates another)."""
-        proven = self._proven
-        if any(r <= least and m <= mem for r, m in proven):
-            return
-        proven[:] = [(r, m) for r, m in proven if not (r >= least and m >= mem)]
-        proven.append((least, mem))
-
     def _carried_refusals(self) -> list[tuple[int, float]]:
-        """The refusals a pass starts with: the proven ones of earlier passes while no job
-        ended since (the platform only filled up: every fit capacity is at most what it was),
-        none after a completion."""
-        if self._freed or not self.carry_refusals:
-            self._freed = False
-            self._proven.clear()
-        return list(self._proven)
+        """The refusals a pass starts with: those the fit capacity proved in earlier passes,
+        moved by the jobs ended since.
+
+        While no job ends the platform only fills up: every fit capacity is at most what it
+        was, and a refusal ``(r, m)`` (every request of ``r``+ tasks of ``m``+ MB) still
+        holds. A job ending frees ``c`` tasks of ``u`` MB on a node: that node's count for
+        tasks of ``m >= u`` MB, ``min(free cores, (free memory + tol) // m)``, grows by at
+        most ``c`` (``c`` more cores, and ``ceil(c u / m) <= c`` more tasks' memory), one more
+        for the rounding of the memory sum: ``2 c`` in all. So after jobs of ``T`` tasks in
+        all, each of at most ``m`` MB per task, ``(r + 2 T, m)`` still holds; a refusal of
+        ``m`` below the memory per task of a job that ended is dropped (memory freed in large
+        pieces can open cores that memory held back; and the workload manager's count of
+        small tasks switches to the free cores once no large task runs, which this bound
+        does not follow). Those carried over are kept as a staircase (none covers another),
+        so the list a walk scans per request stays short."""
+        proven = self._proven
+        if self._void or not self.carry_refusals:
+            self._void = False
+            self._freed_tasks, self._freed_mem = 0, 0.0
+            proven.clear()
+            return []
+        if self._freed_tasks:
+            bump, least = 2 * self._freed_tasks, self._freed_mem
+            self._freed_tasks, self._freed_mem = 0, 0.0
+            proven = [(r + bump, m) for r, m in proven if m >= least]
+        if len(proven) > 1:
+            proven.sort()
+            kept: list[tuple[int, float]] = []
+            lowest = math.inf
+            for r, m in proven:  # by cores: kept if it needs less memory than all before
+                if m < lowest:
+                    kept.append((r, m))
+                    lowest = m
+            proven = kept
+        self._proven = proven
+        return list(proven)
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
@@ -475,7 +502,7 @@ class BackfillScheduler:
             self._fresh.clear()
             # An interrupted pass leaves no state to build on: the next pass is a full one.
             self._loosened = not completed
-            self._freed = self._freed or not completed
+            self._void = self._void or not completed
 
     def _forget(self, done: set[int]) -> None:
         queue = self.queue
@@ -719,6 +746,8 @@ class BackfillScheduler:
         heap = []
         for bucket in self._candidates.up_to(avail):
             res = bucket.res
+            if res > extra and now + bucket.preds[0] > shadow:
+                continue
             if refused:
                 mem = bucket.mem
                 dominated = False
@@ -728,9 +757,8 @@ class BackfillScheduler:
                         break
                 if dominated:
                     continue
-            if res <= extra or now + bucket.preds[0] <= shadow:
-                key, seq = bucket.keys[name][0]
-                heap.append((key, seq, 0, bucket))
+            key, seq = bucket.keys[name][0]
+            heap.append((key, seq, 0, bucket))
         if not heap:
             return extra
         heapify(heap)

@@ -1,9 +1,10 @@
-"""Refusals proven by the fit capacity hold until a job ends; a size refused before is counted
-before ``start`` is asked.
+"""Refusals proven by the fit capacity carry over to later passes, moved by the jobs that end;
+a size refused before is counted before ``start`` is asked.
 
 While no job ends the platform only fills up, so the fit capacity of every size is at most what
 it was when a request was refused: the scheduler keeps those refusals from pass to pass
-(``BackfillScheduler.carry_refusals``) and drops them at the first completion. A job whose
+(``BackfillScheduler.carry_refusals``); a job ending moves them by twice its tasks, or drops
+those of less memory per task than it had (``_carried_refusals``). A job whose
 memory per task was refused before is measured by ``start.capacity`` first
 (``BackfillScheduler.count_first``): ``start`` accepts exactly the requests within it, so a
 refusal costs one count. These tests work three passes out by hand and replay random queues
@@ -37,7 +38,7 @@ class CountedNodes(Nodes):
         self.start.capacity = capacity  # type: ignore[attr-defined]
 
 
-def test_refusals_carry_over_until_a_job_ends() -> None:
+def test_refusals_carry_over_and_move_when_a_job_ends() -> None:
     # Two nodes of 4 cores and 1,000 MB; every pass walks the whole queue (no fresh walks).
     # t=0: A (3 tasks of 300 MB, predicted 100 s) starts on node 0: 1 core, 100 MB left there.
     # t=1: H (8 cores, no memory) waits (5 free): the head, reserved at t=100, no spare core.
@@ -48,9 +49,11 @@ def test_refusals_carry_over_until_a_job_ends() -> None:
     # t=2: E (3 tasks of 600 MB) arrives; no job ended: B and E are ruled out by (3, 400)
     #   without a question or a count (3 free cores, 1 + 2).
     # t=3: A ends (node 0: 4 cores, 1,000 MB again): H, 6 cores free, is reserved at D's
-    #   predicted end (t=51), which B (t=13) ends by. The carried refusal is dropped; B's size
-    #   was refused before, so B is counted first: capacity(400) = min(4, 2) + min(2, 0) = 2
-    #   < 4, refused without asking start, which again rules out E (3 >= 3, 600 >= 400).
+    #   predicted end (t=51), which B (t=13) ends by. A freed 3 tasks of 300 <= 400 MB: the
+    #   carried refusal moves to (3 + 2 x 3, 400) = (9, 400), which no longer covers B (4
+    #   tasks). B's size was refused before, so B is counted first: capacity(400) = min(4, 2)
+    #   + min(2, 0) = 2 < 4, refused without asking start, which again rules out E (3 >= 3,
+    #   600 >= 400).
     nodes = CountedNodes(2, 4, 1000.0)
     sched = BackfillScheduler(parse_scheduler("easy"))
     sched.fresh_walks = False

@@ -78,7 +78,7 @@ def _bandwidth_headroom_deficit(pool: CorePool, p: int) -> float:
 class _ProcessorHeap:
     """Processors with a free core, ordered by one policy's key, lazily invalidated."""
 
-    __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version")
+    __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version", "live")
 
     def __init__(
         self,
@@ -102,6 +102,9 @@ class _ProcessorHeap:
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
+        #: Per processor: its live entry (``None`` once dropped because it was full), so that
+        #: a dirty processor whose entry is still a lower bound is not pushed again.
+        self.live: list[_Entry | None] = [None] * len(pool.proc_cores)
         self.heap: list[_Entry] = []
         #: Rebuild from scratch when stale entries outnumber live ones this much (a rebuild
         #: costs a pass over the processors; the heap being deeper costs a level or two).
@@ -113,6 +116,9 @@ class _ProcessorHeap:
         self.version = version = [v + 1 for v in self.version]
         procs = [p for p in range(len(free)) if free[p]]
         self.heap = [(key, free[p][0], version[p], p) for p, key in zip(procs, self._keys(procs))]
+        self.live = live = [None] * len(free)
+        for entry in self.heap:
+            live[entry[3]] = entry
         heapq.heapify(self.heap)
         self.dirty.clear()
 
@@ -133,20 +139,32 @@ class _ProcessorHeap:
 
     def refresh(self) -> None:
         """Push a current entry for every processor changed since the last refresh that has
-        a free core (older entries become stale; a full processor's are dropped as they
-        surface)."""
+        a free core and whose live entry is no longer a lower bound of its current ``(key,
+        lowest free core)`` (older entries become stale; a full processor's are dropped as
+        they surface).
+
+        A change heard here may have worsened the key (``high_mem_bw`` hears every demand
+        summed again, after takes too; a node's other processors may have lost cores): the
+        live entry then still bounds it from below, which is all the heap needs, so it
+        stays (about half of the changes on the Gaia windows of ``benchmarks/env_steps.py``).
+        """
         dirty = self.dirty
         if not dirty:
             return
         if len(self.heap) + len(dirty) > self.limit:
             self.rebuild()
             return
-        heap, version, free = self.heap, self.version, self.pool.proc_free
+        heap, version, free, live = self.heap, self.version, self.pool.proc_free, self.live
         push = heapq.heappush
         procs = [p for p in dirty if free[p]]
         for p, key in zip(procs, self._keys(procs)):
+            first = free[p][0]
+            entry = live[p]
+            if entry is not None and (entry[0] < key or (entry[0] == key and entry[1] <= first)):
+                continue  # still a lower bound
             v = version[p] = version[p] + 1
-            push(heap, (key, free[p][0], v, p))
+            entry = live[p] = (key, first, v, p)
+            push(heap, entry)
         dirty.clear()
 
     def pick(self, mem: float) -> int | None:
@@ -170,10 +188,13 @@ class _ProcessorHeap:
         children, so the smaller child bounds them all (stale entries included, which can only
         make the bound lower, never wrong).
         """
-        self.refresh()
-        pool, heap, version, primary = self.pool, self.heap, self.version, self.primary
+        if self.dirty:
+            self.refresh()
+        pool, heap, version, live = self.pool, self.heap, self.version, self.live
+        primary, kind = self.primary, self.kind
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
+        demand, mem_bw = pool.proc_demand, pool.proc_mem_bw
         need = mem - MEM_TOL
         aside: list[_Entry] = []
         found: int | None = None
@@ -182,18 +203,34 @@ class _ProcessorHeap:
         while heap:
             entry = heap[0]
             p = entry[3]
-            if entry[2] != version[p] or not free[p]:
-                pop(heap)  # stale: a fresher entry exists, or the processor is full
+            members = free[p]
+            if entry[2] != version[p]:
+                pop(heap)  # stale: a fresher entry exists
                 continue
-            if node_free_mem[proc_node[p]] < need:
+            if not members:
+                pop(heap)  # the processor is full: its live entry is dropped
+                live[p] = None
+                continue
+            spare = node_free_mem[proc_node[p]]
+            if spare < need:
                 aside.append(pop(heap))  # valid, but not for this job: keep it
                 continue
-            key, first = primary(p), free[p][0]
+            # primary(p), inlined for the known policies (the same values: see _keys)
+            if kind == "high_cores":
+                key: float = -len(members)
+            elif kind == "high_mem":
+                key = -spare
+            elif kind == "high_mem_bw":
+                key = demand[p] - mem_bw[p]
+            else:
+                key = primary(p)
+            first = members[0]
             if key != entry[0] or first != entry[1]:  # cores were taken: its true place
-                heapreplace(heap, (key, first, entry[2], p))
+                entry = live[p] = (key, first, entry[2], p)
+                heapreplace(heap, entry)
                 continue
             found = p
-            size = len(heap) if bounded and len(free[p]) > 1 else 0
+            size = len(heap) if bounded and len(members) > 1 else 0
             if size > 2:
                 child = heap[1] if heap[1] < heap[2] else heap[2]
                 bound = (child[0], child[1])

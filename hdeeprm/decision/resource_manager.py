@@ -169,24 +169,38 @@ class _ProcessorHeap:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc, _ = self._best(mem, False)
+        proc, _ = self.pick_run(mem, 0.0, 1)
         return None if proc is None else self.pool.proc_free[proc][0]
 
-    def _best(self, mem: float, bounded: bool) -> tuple[int | None, tuple[float, int] | None]:
-        """The best processor whose node has ``mem`` MB free, and (if ``bounded``) a lower bound
-        of the ``(key, lowest free core)`` of every other processor left in the heap (``None``:
-        no other entry, or not asked).
+    def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
+        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
+        ``limit``) one-at-a-time picks it provably wins in a row.
 
-        An entry's ``(key, lowest free core)`` is a lower bound of its processor's current one:
-        exact when pushed, it only grows as cores are taken (fewer free cores, less node memory,
-        more demand, a higher lowest free core), and every change that could lower it (a
-        release, a demand summed again) pushes a fresh entry. So the top entry, once checked
-        against its processor's current figures (and re-sifted if it was too low), is the best
-        one: taking cores needs no notification and no push.
+        The best processor: an entry's ``(key, lowest free core)`` is a lower bound of its
+        processor's current one: exact when pushed, it only grows as cores are taken (fewer
+        free cores, less node memory, more demand, a higher lowest free core), and every
+        change that could lower it (a release, a demand summed again) pushes a fresh entry.
+        So the top entry, once checked against its processor's current figures (and
+        re-sifted if it was too low), is the best one: taking cores needs no notification and
+        no push.
 
-        When the best entry is on top, every other entry is in the subtree of one of its two
-        children, so the smaller child bounds them all (stale entries included, which can only
-        make the bound lower, never wrong).
+        The run: when the best entry is on top, every other entry is in the subtree of one of
+        its two children, so the smaller child bounds them all from below (stale entries
+        included, which can only make the bound lower, never wrong). Taking cores from the
+        chosen processor ``p`` never makes another processor better: ``high_cores`` and
+        ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys of ``p``'s
+        node-mates only grow (their node loses memory), lowest free core ids do not change,
+        and a processor short of memory stays short (those set aside by the search are ranked
+        before ``p`` but stay ineligible). So the bound stays a lower bound of every other
+        candidate during the run, and ``p`` wins the next pick while it still has a free
+        core, its node the memory, and its own ``(key, lowest free core)`` after the cores
+        taken so far (replayed in :meth:`CorePool.take`'s float order) ranks strictly before
+        the bound (core ids are unique, so ranks never tie). The run ends at the first pick
+        that test does not prove; the next call ranks again from the heap.
+
+        Search and run in one function: it runs once per processor a job gets (about eight
+        times per job on the Gaia windows of ``benchmarks/env_steps.py``), where a second call
+        and its locals cost about as much as the run.
         """
         if self.dirty:
             self.refresh()
@@ -194,11 +208,9 @@ class _ProcessorHeap:
         primary, kind = self.primary, self.kind
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
-        demand, mem_bw = pool.proc_demand, pool.proc_mem_bw
+        demand, proc_mem_bw = pool.proc_demand, pool.proc_mem_bw
         need = mem - MEM_TOL
         aside: list[_Entry] = []
-        found: int | None = None
-        bound: tuple[float, int] | None = None
         pop, heapreplace = heapq.heappop, heapq.heapreplace
         while heap:
             entry = heap[0]
@@ -221,7 +233,7 @@ class _ProcessorHeap:
             elif kind == "high_mem":
                 key = -spare
             elif kind == "high_mem_bw":
-                key = demand[p] - mem_bw[p]
+                key = demand[p] - proc_mem_bw[p]
             else:
                 key = primary(p)
             first = members[0]
@@ -229,63 +241,44 @@ class _ProcessorHeap:
                 entry = live[p] = (key, first, entry[2], p)
                 heapreplace(heap, entry)
                 continue
-            found = p
-            size = len(heap) if bounded and len(members) > 1 else 0
+            break
+        else:
+            for entry in aside:
+                heapq.heappush(heap, entry)
+            return None, 0
+        # p is the best processor; its run
+        n = len(members)
+        count = limit if limit < n else n
+        run = 1
+        if count > 1 and kind is not None:
+            size = len(heap)
+            bound: tuple[float, int] | None = None
             if size > 2:
                 child = heap[1] if heap[1] < heap[2] else heap[2]
                 bound = (child[0], child[1])
             elif size == 2:
                 bound = (heap[1][0], heap[1][1])
-            break
+            # high_cores' usual case: one core taken, p falls behind the next processor
+            if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
+                left = spare
+                dem, mem_bw_p = demand[p], proc_mem_bw[p]
+                while run < count:
+                    left -= mem  # the node's free memory after ``run`` takes
+                    dem += mem_bw  # the processor's demand after ``run`` takes
+                    if left < need:
+                        break
+                    if bound is not None:
+                        if kind == "high_cores":
+                            key = -(n - run)
+                        elif kind == "high_mem":
+                            key = -left
+                        else:
+                            key = dem - mem_bw_p
+                        if not (key, members[run]) < bound:
+                            break
+                    run += 1
         for entry in aside:
             heapq.heappush(heap, entry)
-        return found, bound
-
-    def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
-        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
-        ``limit``) one-at-a-time picks it provably wins in a row.
-
-        Taking cores from the chosen processor ``p`` never makes another processor better:
-        ``high_cores`` and ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys
-        of ``p``'s node-mates only grow (their node loses memory), lowest free core ids do not
-        change, and a processor short of memory stays short (those set aside by the search are
-        ranked before ``p`` but stay ineligible). So the bound of :meth:`_best` stays a lower
-        bound of every other candidate during the run, and ``p`` wins the next pick while it
-        still has a free core, its node the memory, and its own ``(key, lowest free core)``
-        after the cores taken so far (replayed in :meth:`CorePool.take`'s float order) ranks
-        strictly before the bound (core ids are unique, so ranks never tie). The run ends at
-        the first pick that test does not prove; the next call ranks again from the heap.
-        """
-        p, bound = self._best(mem, limit > 1)
-        if p is None:
-            return None, 0
-        pool, kind = self.pool, self.kind
-        members = pool.proc_free[p]
-        count = min(limit, len(members))
-        if count == 1 or kind is None:
-            return p, 1
-        n = len(members)
-        if kind == "high_cores" and bound is not None and 1 - n > bound[0]:
-            return p, 1  # the usual case: one core taken, p falls behind the next processor
-        need = mem - MEM_TOL
-        left = pool.node_free_mem[pool.proc_node[p]]
-        demand, mem_bw_p = pool.proc_demand[p], pool.proc_mem_bw[p]
-        run = 1
-        while run < count:
-            left -= mem  # the node's free memory after ``run`` takes
-            demand += mem_bw  # the processor's demand after ``run`` takes
-            if left < need:
-                break
-            if bound is not None:
-                if kind == "high_cores":
-                    key: float = -(n - run)
-                elif kind == "high_mem":
-                    key = -left
-                else:
-                    key = demand - mem_bw_p
-                if not (key, members[run]) < bound:
-                    break
-            run += 1
         return p, run
 
 

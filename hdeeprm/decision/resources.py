@@ -313,8 +313,9 @@ class CorePool:
         for proc in procs:
             members = proc_cores[proc]
             demand = 0.0
-            for c in members:
-                demand += core_bw[c]
+            if proc_busy[proc]:  # else every core is free, with 0.0: the sum is 0.0
+                for c in members:
+                    demand += core_bw[c]
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0

@@ -169,12 +169,16 @@ class _ProcessorHeap:
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc, _ = self.pick_run(mem, 0.0, 1)
+        proc = self.allocate(None, 1, mem, 0.0, [])
         return None if proc is None else self.pool.proc_free[proc][0]
 
-    def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
-        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
-        ``limit``) one-at-a-time picks it provably wins in a row.
+    def allocate(
+        self, job_id: str | None, res: int, mem: float, mem_bw: float, taken: list[int]
+    ) -> int | None:
+        """Take cores for up to ``res`` tasks of ``job_id`` as one pick at a time would
+        (appended to ``taken``, in pick order), each pick taking the run of cores its
+        processor provably wins in a row. With ``job_id`` ``None``: take nothing, return
+        the best processor (``None`` if none has a free core and the memory).
 
         The best processor: an entry's ``(key, lowest free core)`` is a lower bound of its
         processor's current one: exact when pushed, it only grows as cores are taken (fewer
@@ -196,11 +200,11 @@ class _ProcessorHeap:
         core, its node the memory, and its own ``(key, lowest free core)`` after the cores
         taken so far (replayed in :meth:`CorePool.take`'s float order) ranks strictly before
         the bound (core ids are unique, so ranks never tie). The run ends at the first pick
-        that test does not prove; the next call ranks again from the heap.
+        that test does not prove; the next pick ranks again from the heap.
 
-        Search and run in one function: it runs once per processor a job gets (about eight
-        times per job on the Gaia windows of ``benchmarks/env_steps.py``), where a second call
-        and its locals cost about as much as the run.
+        The whole allocation in one loop: it picks about eight times per job on the Gaia
+        windows of ``benchmarks/env_steps.py`` (runs are about one core long), where a call
+        per pick and its locals cost about as much as the pick.
         """
         if self.dirty:
             self.refresh()
@@ -209,77 +213,94 @@ class _ProcessorHeap:
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
         demand, proc_mem_bw = pool.proc_demand, pool.proc_mem_bw
+        take, take_run = pool.take, pool.take_run
         need = mem - MEM_TOL
-        aside: list[_Entry] = []
-        pop, heapreplace = heapq.heappop, heapq.heapreplace
-        while heap:
-            entry = heap[0]
-            p = entry[3]
-            members = free[p]
-            if entry[2] != version[p]:
-                pop(heap)  # stale: a fresher entry exists
-                continue
-            if not members:
-                pop(heap)  # the processor is full: its live entry is dropped
-                live[p] = None
-                continue
-            spare = node_free_mem[proc_node[p]]
-            if spare < need:
-                aside.append(pop(heap))  # valid, but not for this job: keep it
-                continue
-            # primary(p), inlined for the known policies (the same values: see _keys)
-            if kind == "high_cores":
-                key: float = -len(members)
-            elif kind == "high_mem":
-                key = -spare
-            elif kind == "high_mem_bw":
-                key = demand[p] - proc_mem_bw[p]
-            else:
-                key = primary(p)
-            first = members[0]
-            if key != entry[0] or first != entry[1]:  # cores were taken: its true place
-                entry = live[p] = (key, first, entry[2], p)
-                heapreplace(heap, entry)
-                continue
-            break
-        else:
-            for entry in aside:
-                heapq.heappush(heap, entry)
-            return None, 0
-        # p is the best processor; its run
-        n = len(members)
-        count = limit if limit < n else n
-        run = 1
-        if count > 1 and kind is not None:
-            size = len(heap)
-            bound: tuple[float, int] | None = None
-            if size > 2:
-                child = heap[1] if heap[1] < heap[2] else heap[2]
-                bound = (child[0], child[1])
-            elif size == 2:
-                bound = (heap[1][0], heap[1][1])
-            # high_cores' usual case: one core taken, p falls behind the next processor
-            if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
-                left = spare
-                dem, mem_bw_p = demand[p], proc_mem_bw[p]
-                while run < count:
-                    left -= mem  # the node's free memory after ``run`` takes
-                    dem += mem_bw  # the processor's demand after ``run`` takes
-                    if left < need:
-                        break
-                    if bound is not None:
-                        if kind == "high_cores":
-                            key = -(n - run)
-                        elif kind == "high_mem":
-                            key = -left
-                        else:
-                            key = dem - mem_bw_p
-                        if not (key, members[run]) < bound:
+        pop, push, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        while len(taken) < res:
+            aside: list[_Entry] = []
+            while heap:
+                entry = heap[0]
+                p = entry[3]
+                members = free[p]
+                if entry[2] != version[p]:
+                    pop(heap)  # stale: a fresher entry exists
+                    continue
+                if not members:
+                    pop(heap)  # the processor is full: its live entry is dropped
+                    live[p] = None
+                    continue
+                spare = node_free_mem[proc_node[p]]
+                if spare < need:
+                    aside.append(pop(heap))  # valid, but not for this job: keep it
+                    continue
+                # primary(p), inlined for the known policies (the same values: see _keys)
+                if kind == "high_cores":
+                    key: float = -len(members)
+                elif kind == "high_mem":
+                    key = -spare
+                elif kind == "high_mem_bw":
+                    key = demand[p] - proc_mem_bw[p]
+                else:
+                    key = primary(p)
+                first = members[0]
+                if key != entry[0] or first != entry[1]:  # cores were taken: its true place
+                    entry = live[p] = (key, first, entry[2], p)
+                    heapreplace(heap, entry)
+                    continue
+                break
+            else:  # no processor has a free core and the memory
+                for entry in aside:
+                    push(heap, entry)
+                return None
+            if job_id is None:
+                for entry in aside:
+                    push(heap, entry)
+                return p
+            # p is the best processor; its run
+            n = len(members)
+            count = res - len(taken)
+            if n < count:
+                count = n
+            run = 1
+            if count > 1 and kind is not None:
+                size = len(heap)
+                bound: tuple[float, int] | None = None
+                if size > 2:
+                    child = heap[1] if heap[1] < heap[2] else heap[2]
+                    bound = (child[0], child[1])
+                elif size == 2:
+                    bound = (heap[1][0], heap[1][1])
+                # high_cores' usual case: one core taken, p falls behind the next processor
+                if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
+                    left = spare
+                    dem, mem_bw_p = demand[p], proc_mem_bw[p]
+                    while run < count:
+                        left -= mem  # the node's free memory after ``run`` takes
+                        dem += mem_bw  # the processor's demand after ``run`` takes
+                        if left < need:
                             break
-                    run += 1
-        for entry in aside:
-            heapq.heappush(heap, entry)
-        return p, run
+                        if bound is not None:
+                            if kind == "high_cores":
+                                key = -(n - run)
+                            elif kind == "high_mem":
+                                key = -left
+                            else:
+                                key = dem - mem_bw_p
+                            if not (key, members[run]) < bound:
+                                break
+                        run += 1
+            for entry in aside:
+                push(heap, entry)
+            if run == 1:  # the common case on levelling policies: the cheaper call
+                core = members[0]
+                take(core, job_id, mem, mem_bw)
+                taken.append(core)
+            else:
+                taken.extend(take_run(p, run, job_id, mem, mem_bw))
+            if self.dirty:  # only a negative demand or memory could (never job records)
+                self.refresh()
+                heap, version, live = self.heap, self.version, self.live
+        return None
 
 
 class _RankedTree:
@@ -573,18 +594,8 @@ class ResourceManager:
                 return next(iter(runs.values()))
             return [c for cores in runs.values() for c in cores]
         taken: list[int] = []
-        if structure is not None:  # changing key: the run the chosen processor provably wins
-            take_run = pool.take_run
-            while len(taken) < res:
-                proc, count = structure.pick_run(mem, mem_bw, res - len(taken))
-                if proc is None:
-                    break
-                if count == 1:  # the common case on levelling policies: the cheaper call
-                    core = pool.proc_free[proc][0]
-                    pool.take(core, job_id, mem, mem_bw)
-                    taken.append(core)
-                else:
-                    taken.extend(take_run(proc, count, job_id, mem, mem_bw))
+        if structure is not None:  # changing key: runs the chosen processors provably win
+            structure.allocate(job_id, res, mem, mem_bw, taken)
         else:
             pick = self._pick_random
             for _ in range(res):

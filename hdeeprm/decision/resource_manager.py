@@ -167,6 +167,41 @@ class _ProcessorHeap:
             push(heap, entry)
         dirty.clear()
 
+    def _mem_bound(self, heap: list[_Entry], p: int) -> tuple[tuple[float, int] | None, int]:
+        """``high_mem``'s bounds for a run of ``p``, the processor on top of ``heap``: the
+        lowest ``(key, first core)`` of the entries of other nodes' processors that bound
+        every other entry, and the lowest free core of the node-mates met (-1: none).
+
+        A node-mate's key is its node's free memory, always the same float as ``p``'s, so
+        while the run takes that memory ``p`` only loses to a mate on core ids: the mate's
+        lowest free core, read from the pool (exact, and it does not change during the run).
+        A mate's entry as a bound of its subtree would end the run after one core (the run's
+        key grows past it, the mate's true key with it); instead the search goes down to the
+        mate's children. Mates whose entries lie deeper are bounded by the entry above them,
+        as any other processor. On Gaia (two processors per node) this takes ``high_mem``'s
+        runs from about one core to several."""
+        proc_node, free = self.pool.proc_node, self.pool.proc_free
+        node = proc_node[p]
+        size = len(heap)
+        best: _Entry | None = None
+        mates_first = -1
+        frontier = [1, 2]
+        while frontier:
+            i = frontier.pop()
+            if i >= size:
+                continue
+            entry = heap[i]
+            q = entry[3]
+            if proc_node[q] == node:  # a mate's entry (or a stale one of p)
+                members = free[q]
+                if q != p and members and (mates_first < 0 or members[0] < mates_first):
+                    mates_first = members[0]
+                frontier.append(2 * i + 1)
+                frontier.append(2 * i + 2)
+            elif best is None or entry < best:
+                best = entry
+        return (None if best is None else (best[0], best[1])), mates_first
+
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
         proc = self.allocate(None, 1, mem, 0.0, [])
@@ -265,7 +300,10 @@ class _ProcessorHeap:
             if count > 1 and kind is not None:
                 size = len(heap)
                 bound: tuple[float, int] | None = None
-                if size > 2:
+                mates_first = -1  # high_mem: lowest first core of a node-mate's live entry
+                if kind == "high_mem":
+                    bound, mates_first = self._mem_bound(heap, p)
+                elif size > 2:
                     child = heap[1] if heap[1] < heap[2] else heap[2]
                     bound = (child[0], child[1])
                 elif size == 2:
@@ -279,6 +317,8 @@ class _ProcessorHeap:
                         dem += mem_bw  # the processor's demand after ``run`` takes
                         if left < need:
                             break
+                        if 0 <= mates_first < members[run]:
+                            break  # a node-mate, at the same key, has a lower core
                         if bound is not None:
                             if kind == "high_cores":
                                 key = -(n - run)

@@ -9,7 +9,7 @@ then processor 1 (-20), 0 (-16) and 3 (-12)."""
 from __future__ import annotations
 
 import numpy as np
-from decision_helpers import hetero_platform
+from decision_helpers import hetero_platform, make_platform
 
 from hdeeprm.decision import CorePool, ResourceManager
 
@@ -60,3 +60,31 @@ def test_a_full_processor_loses_its_live_entry_and_gets_one_back_when_freed() ->
     pool.release([4, 5, 6], 2.0)
     assert rm.allocate("d", 1, 0.0, 0.0, "high_cores", 2.0) == [4]
     assert heap.live[2][:2] == (-3, 4)
+
+
+def test_high_mem_runs_through_a_node_mate_at_the_same_key() -> None:
+    # Node 0: 64 GB, processors 0 (cores 0-3) and 1 (cores 4-7); node 1: 16 GB, processor 2
+    # (cores 8-11). high_mem keys: -64000 for processors 0 and 1 (one node), -16000 for 2.
+    platform = make_platform(
+        [
+            (64.0, [(2.0, 1.0, 16.0, 100.0, 4), (2.0, 1.0, 16.0, 100.0, 4)]),
+            (16.0, [(2.0, 1.0, 16.0, 100.0, 4)]),
+        ]
+    )
+    pool = CorePool(platform)
+    rm = ResourceManager(pool, np.random.default_rng(0))
+    runs: list[tuple[int, int]] = []
+    take_run = pool.take_run
+
+    def recording(proc: int, count: int, *args: object) -> list[int]:
+        runs.append((proc, count))
+        return take_run(proc, count, *args)  # type: ignore[arg-type]
+
+    pool.take_run = recording  # type: ignore[method-assign]
+    # Three tasks of 1,000 MB: processor 0 leads (-64000, core 0). After each take its key
+    # is the node's free memory, 63,000 then 62,000 MB: processor 1 has that same key (same
+    # node) and higher cores, processor 2 only -16000, so processor 0 wins all three picks:
+    # one run of three cores, where processor 1's entry (-64000, 4) as a bound would have
+    # stopped it after one.
+    assert rm.allocate("a", 3, 1000.0, 0.0, "high_mem", 0.0) == [0, 1, 2]
+    assert runs == [(0, 3)]

@@ -61,6 +61,8 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (primary key, lowest free core id, entry version, processor id).
 _Entry = tuple[float, int, int, int]
+#: Node-mates' entries a ``high_mem`` run's bound goes down through (see ``_mem_bound``).
+_MATE_EXPANSIONS = 16
 
 
 def _minus_free_cores(pool: CorePool, p: int) -> float:
@@ -179,20 +181,25 @@ class _ProcessorHeap:
         key grows past it, the mate's true key with it); instead the search goes down to the
         mate's children. Mates whose entries lie deeper are bounded by the entry above them,
         as any other processor. On Gaia (two processors per node) this takes ``high_mem``'s
-        runs from about one core to several."""
+        runs from about one core to several. The stale entries of the node's processors
+        gather near the top (it has the most memory), so at most :data:`_MATE_EXPANSIONS`
+        entries are gone down through; any further one bounds its subtree as usual (a
+        shorter run, the same cores)."""
         proc_node, free = self.pool.proc_node, self.pool.proc_free
         node = proc_node[p]
         size = len(heap)
         best: _Entry | None = None
         mates_first = -1
         frontier = [1, 2]
+        budget = _MATE_EXPANSIONS
         while frontier:
             i = frontier.pop()
             if i >= size:
                 continue
             entry = heap[i]
             q = entry[3]
-            if proc_node[q] == node:  # a mate's entry (or a stale one of p)
+            if proc_node[q] == node and budget:  # a mate's entry (or a stale one of p)
+                budget -= 1
                 members = free[q]
                 if q != p and members and (mates_first < 0 or members[0] < mates_first):
                     mates_first = members[0]

@@ -242,7 +242,8 @@ class _ProcessorHeap:
         core, its node the memory, and its own ``(key, lowest free core)`` after the cores
         taken so far (replayed in :meth:`CorePool.take`'s float order) ranks strictly before
         the bound (core ids are unique, so ranks never tie). The run ends at the first pick
-        that test does not prove; the next pick ranks again from the heap.
+        that test does not prove; the next pick ranks again from the heap. ``high_mem``
+        bounds its runs past the chosen processor's node-mates (:meth:`_mem_bound`).
 
         The whole allocation in one loop: it picks about eight times per job on the Gaia
         windows of ``benchmarks/env_steps.py`` (runs are about one core long), where a call

@@ -61,6 +61,8 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (primary key, lowest free core id, entry version, processor id).
 _Entry = tuple[float, int, int, int]
+#: Node-mates' entries a ``high_mem`` run's bound goes down through (see ``_mem_bound``).
+_MATE_EXPANSIONS = 16
 
 
 def _minus_free_cores(pool: CorePool, p: int) -> float:
@@ -78,7 +80,7 @@ def _bandwidth_headroom_deficit(pool: CorePool, p: int) -> float:
 class _ProcessorHeap:
     """Processors with a free core, ordered by one policy's key, lazily invalidated."""
 
-    __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version")
+    __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version", "live")
 
     def __init__(
         self,
@@ -102,6 +104,9 @@ class _ProcessorHeap:
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
+        #: Per processor: its live entry (``None`` once dropped because it was full), so that
+        #: a dirty processor whose entry is still a lower bound is not pushed again.
+        self.live: list[_Entry | None] = [None] * len(pool.proc_cores)
         self.heap: list[_Entry] = []
         #: Rebuild from scratch when stale entries outnumber live ones this much (a rebuild
         #: costs a pass over the processors; the heap being deeper costs a level or two).
@@ -113,6 +118,9 @@ class _ProcessorHeap:
         self.version = version = [v + 1 for v in self.version]
         procs = [p for p in range(len(free)) if free[p]]
         self.heap = [(key, free[p][0], version[p], p) for p, key in zip(procs, self._keys(procs))]
+        self.live = live = [None] * len(free)
+        for entry in self.heap:
+            live[entry[3]] = entry
         heapq.heapify(self.heap)
         self.dirty.clear()
 
@@ -133,123 +141,214 @@ class _ProcessorHeap:
 
     def refresh(self) -> None:
         """Push a current entry for every processor changed since the last refresh that has
-        a free core (older entries become stale; a full processor's are dropped as they
-        surface)."""
+        a free core and whose live entry is no longer a lower bound of its current ``(key,
+        lowest free core)`` (older entries become stale; a full processor's are dropped as
+        they surface).
+
+        A change heard here may have worsened the key (``high_mem_bw`` hears every demand
+        summed again, after takes too; a node's other processors may have lost cores): the
+        live entry then still bounds it from below, which is all the heap needs, so it
+        stays (about half of the changes on the Gaia windows of ``benchmarks/env_steps.py``).
+        """
         dirty = self.dirty
         if not dirty:
             return
         if len(self.heap) + len(dirty) > self.limit:
             self.rebuild()
             return
-        heap, version, free = self.heap, self.version, self.pool.proc_free
+        heap, version, free, live = self.heap, self.version, self.pool.proc_free, self.live
         push = heapq.heappush
         procs = [p for p in dirty if free[p]]
         for p, key in zip(procs, self._keys(procs)):
+            first = free[p][0]
+            entry = live[p]
+            if entry is not None and (entry[0] < key or (entry[0] == key and entry[1] <= first)):
+                continue  # still a lower bound
             v = version[p] = version[p] + 1
-            push(heap, (key, free[p][0], v, p))
+            entry = live[p] = (key, first, v, p)
+            push(heap, entry)
         dirty.clear()
+
+    def _mem_bound(self, heap: list[_Entry], p: int) -> tuple[tuple[float, int] | None, int]:
+        """``high_mem``'s bounds for a run of ``p``, the processor on top of ``heap``: the
+        lowest ``(key, first core)`` of the entries of other nodes' processors that bound
+        every other entry, and the lowest free core of the node-mates met (-1: none).
+
+        A node-mate's key is its node's free memory, always the same float as ``p``'s, so
+        while the run takes that memory ``p`` only loses to a mate on core ids: the mate's
+        lowest free core, read from the pool (exact, and it does not change during the run).
+        A mate's entry as a bound of its subtree would end the run after one core (the run's
+        key grows past it, the mate's true key with it); instead the search goes down to the
+        mate's children. Mates whose entries lie deeper are bounded by the entry above them,
+        as any other processor. On Gaia (two processors per node) this takes ``high_mem``'s
+        runs from about one core to several. The stale entries of the node's processors
+        gather near the top (it has the most memory), so at most :data:`_MATE_EXPANSIONS`
+        entries are gone down through; any further one bounds its subtree as usual (a
+        shorter run, the same cores)."""
+        proc_node, free = self.pool.proc_node, self.pool.proc_free
+        node = proc_node[p]
+        size = len(heap)
+        best: _Entry | None = None
+        mates_first = -1
+        frontier = [1, 2]
+        budget = _MATE_EXPANSIONS
+        while frontier:
+            i = frontier.pop()
+            if i >= size:
+                continue
+            entry = heap[i]
+            q = entry[3]
+            if proc_node[q] == node and budget:  # a mate's entry (or a stale one of p)
+                budget -= 1
+                members = free[q]
+                if q != p and members and (mates_first < 0 or members[0] < mates_first):
+                    mates_first = members[0]
+                frontier.append(2 * i + 1)
+                frontier.append(2 * i + 2)
+            elif best is None or entry < best:
+                best = entry
+        return (None if best is None else (best[0], best[1])), mates_first
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc, _ = self._best(mem, False)
+        proc = self.allocate(None, 1, mem, 0.0, [])
         return None if proc is None else self.pool.proc_free[proc][0]
 
-    def _best(self, mem: float, bounded: bool) -> tuple[int | None, tuple[float, int] | None]:
-        """The best processor whose node has ``mem`` MB free, and (if ``bounded``) a lower bound
-        of the ``(key, lowest free core)`` of every other processor left in the heap (``None``:
-        no other entry, or not asked).
+    def allocate(
+        self, job_id: str | None, res: int, mem: float, mem_bw: float, taken: list[int]
+    ) -> int | None:
+        """Take cores for up to ``res`` tasks of ``job_id`` as one pick at a time would
+        (appended to ``taken``, in pick order), each pick taking the run of cores its
+        processor provably wins in a row. With ``job_id`` ``None``: take nothing, return
+        the best processor (``None`` if none has a free core and the memory).
 
-        An entry's ``(key, lowest free core)`` is a lower bound of its processor's current one:
-        exact when pushed, it only grows as cores are taken (fewer free cores, less node memory,
-        more demand, a higher lowest free core), and every change that could lower it (a
-        release, a demand summed again) pushes a fresh entry. So the top entry, once checked
-        against its processor's current figures (and re-sifted if it was too low), is the best
-        one: taking cores needs no notification and no push.
+        The best processor: an entry's ``(key, lowest free core)`` is a lower bound of its
+        processor's current one: exact when pushed, it only grows as cores are taken (fewer
+        free cores, less node memory, more demand, a higher lowest free core), and every
+        change that could lower it (a release, a demand summed again) pushes a fresh entry.
+        So the top entry, once checked against its processor's current figures (and
+        re-sifted if it was too low), is the best one: taking cores needs no notification and
+        no push.
 
-        When the best entry is on top, every other entry is in the subtree of one of its two
-        children, so the smaller child bounds them all (stale entries included, which can only
-        make the bound lower, never wrong).
+        The run: when the best entry is on top, every other entry is in the subtree of one of
+        its two children, so the smaller child bounds them all from below (stale entries
+        included, which can only make the bound lower, never wrong). Taking cores from the
+        chosen processor ``p`` never makes another processor better: ``high_cores`` and
+        ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys of ``p``'s
+        node-mates only grow (their node loses memory), lowest free core ids do not change,
+        and a processor short of memory stays short (those set aside by the search are ranked
+        before ``p`` but stay ineligible). So the bound stays a lower bound of every other
+        candidate during the run, and ``p`` wins the next pick while it still has a free
+        core, its node the memory, and its own ``(key, lowest free core)`` after the cores
+        taken so far (replayed in :meth:`CorePool.take`'s float order) ranks strictly before
+        the bound (core ids are unique, so ranks never tie). The run ends at the first pick
+        that test does not prove; the next pick ranks again from the heap. ``high_mem``
+        bounds its runs past the chosen processor's node-mates (:meth:`_mem_bound`).
+
+        The whole allocation in one loop: it picks about eight times per job on the Gaia
+        windows of ``benchmarks/env_steps.py`` (runs are about one core long), where a call
+        per pick and its locals cost about as much as the pick.
         """
-        self.refresh()
-        pool, heap, version, primary = self.pool, self.heap, self.version, self.primary
+        if self.dirty:
+            self.refresh()
+        pool, heap, version, live = self.pool, self.heap, self.version, self.live
+        primary, kind = self.primary, self.kind
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
+        demand, proc_mem_bw = pool.proc_demand, pool.proc_mem_bw
+        take, take_run = pool.take, pool.take_run
         need = mem - MEM_TOL
-        aside: list[_Entry] = []
-        found: int | None = None
-        bound: tuple[float, int] | None = None
-        pop, heapreplace = heapq.heappop, heapq.heapreplace
-        while heap:
-            entry = heap[0]
-            p = entry[3]
-            if entry[2] != version[p] or not free[p]:
-                pop(heap)  # stale: a fresher entry exists, or the processor is full
-                continue
-            if node_free_mem[proc_node[p]] < need:
-                aside.append(pop(heap))  # valid, but not for this job: keep it
-                continue
-            key, first = primary(p), free[p][0]
-            if key != entry[0] or first != entry[1]:  # cores were taken: its true place
-                heapreplace(heap, (key, first, entry[2], p))
-                continue
-            found = p
-            size = len(heap) if bounded and len(free[p]) > 1 else 0
-            if size > 2:
-                child = heap[1] if heap[1] < heap[2] else heap[2]
-                bound = (child[0], child[1])
-            elif size == 2:
-                bound = (heap[1][0], heap[1][1])
-            break
-        for entry in aside:
-            heapq.heappush(heap, entry)
-        return found, bound
-
-    def pick_run(self, mem: float, mem_bw: float, limit: int) -> tuple[int | None, int]:
-        """The best processor whose node has ``mem`` MB free, and how many of the next (up to
-        ``limit``) one-at-a-time picks it provably wins in a row.
-
-        Taking cores from the chosen processor ``p`` never makes another processor better:
-        ``high_cores`` and ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys
-        of ``p``'s node-mates only grow (their node loses memory), lowest free core ids do not
-        change, and a processor short of memory stays short (those set aside by the search are
-        ranked before ``p`` but stay ineligible). So the bound of :meth:`_best` stays a lower
-        bound of every other candidate during the run, and ``p`` wins the next pick while it
-        still has a free core, its node the memory, and its own ``(key, lowest free core)``
-        after the cores taken so far (replayed in :meth:`CorePool.take`'s float order) ranks
-        strictly before the bound (core ids are unique, so ranks never tie). The run ends at
-        the first pick that test does not prove; the next call ranks again from the heap.
-        """
-        p, bound = self._best(mem, limit > 1)
-        if p is None:
-            return None, 0
-        pool, kind = self.pool, self.kind
-        members = pool.proc_free[p]
-        count = min(limit, len(members))
-        if count == 1 or kind is None:
-            return p, 1
-        n = len(members)
-        if kind == "high_cores" and bound is not None and 1 - n > bound[0]:
-            return p, 1  # the usual case: one core taken, p falls behind the next processor
-        need = mem - MEM_TOL
-        left = pool.node_free_mem[pool.proc_node[p]]
-        demand, mem_bw_p = pool.proc_demand[p], pool.proc_mem_bw[p]
-        run = 1
-        while run < count:
-            left -= mem  # the node's free memory after ``run`` takes
-            demand += mem_bw  # the processor's demand after ``run`` takes
-            if left < need:
-                break
-            if bound is not None:
+        pop, push, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        while len(taken) < res:
+            aside: list[_Entry] = []
+            while heap:
+                entry = heap[0]
+                p = entry[3]
+                members = free[p]
+                if entry[2] != version[p]:
+                    pop(heap)  # stale: a fresher entry exists
+                    continue
+                if not members:
+                    pop(heap)  # the processor is full: its live entry is dropped
+                    live[p] = None
+                    continue
+                spare = node_free_mem[proc_node[p]]
+                if spare < need:
+                    aside.append(pop(heap))  # valid, but not for this job: keep it
+                    continue
+                # primary(p), inlined for the known policies (the same values: see _keys)
                 if kind == "high_cores":
-                    key: float = -(n - run)
+                    key: float = -len(members)
                 elif kind == "high_mem":
-                    key = -left
+                    key = -spare
+                elif kind == "high_mem_bw":
+                    key = demand[p] - proc_mem_bw[p]
                 else:
-                    key = demand - mem_bw_p
-                if not (key, members[run]) < bound:
-                    break
-            run += 1
-        return p, run
+                    key = primary(p)
+                first = members[0]
+                if key != entry[0] or first != entry[1]:  # cores were taken: its true place
+                    entry = live[p] = (key, first, entry[2], p)
+                    heapreplace(heap, entry)
+                    continue
+                break
+            else:  # no processor has a free core and the memory
+                for entry in aside:
+                    push(heap, entry)
+                return None
+            if job_id is None:
+                for entry in aside:
+                    push(heap, entry)
+                return p
+            # p is the best processor; its run
+            n = len(members)
+            count = res - len(taken)
+            if n < count:
+                count = n
+            run = 1
+            if count > 1 and kind is not None:
+                size = len(heap)
+                bound: tuple[float, int] | None = None
+                mates_first = -1  # high_mem: lowest first core of a node-mate's live entry
+                if kind == "high_mem":
+                    bound, mates_first = self._mem_bound(heap, p)
+                elif size > 2:
+                    child = heap[1] if heap[1] < heap[2] else heap[2]
+                    bound = (child[0], child[1])
+                elif size == 2:
+                    bound = (heap[1][0], heap[1][1])
+                # high_cores' usual case: one core taken, p falls behind the next processor
+                if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
+                    left = spare
+                    dem, mem_bw_p = demand[p], proc_mem_bw[p]
+                    while run < count:
+                        left -= mem  # the node's free memory after ``run`` takes
+                        dem += mem_bw  # the processor's demand after ``run`` takes
+                        if left < need:
+                            break
+                        if 0 <= mates_first < members[run]:
+                            break  # a node-mate, at the same key, has a lower core
+                        if bound is not None:
+                            if kind == "high_cores":
+                                key = -(n - run)
+                            elif kind == "high_mem":
+                                key = -left
+                            else:
+                                key = dem - mem_bw_p
+                            if not (key, members[run]) < bound:
+                                break
+                        run += 1
+            for entry in aside:
+                push(heap, entry)
+            if run == 1:  # the common case on levelling policies: the cheaper call
+                core = members[0]
+                take(core, job_id, mem, mem_bw)
+                taken.append(core)
+            else:
+                taken.extend(take_run(p, run, job_id, mem, mem_bw))
+            if self.dirty:  # only a negative demand or memory could (never job records)
+                self.refresh()
+                heap, version, live = self.heap, self.version, self.live
+        return None
 
 
 class _RankedTree:
@@ -543,18 +642,8 @@ class ResourceManager:
                 return next(iter(runs.values()))
             return [c for cores in runs.values() for c in cores]
         taken: list[int] = []
-        if structure is not None:  # changing key: the run the chosen processor provably wins
-            take_run = pool.take_run
-            while len(taken) < res:
-                proc, count = structure.pick_run(mem, mem_bw, res - len(taken))
-                if proc is None:
-                    break
-                if count == 1:  # the common case on levelling policies: the cheaper call
-                    core = pool.proc_free[proc][0]
-                    pool.take(core, job_id, mem, mem_bw)
-                    taken.append(core)
-                else:
-                    taken.extend(take_run(proc, count, job_id, mem, mem_bw))
+        if structure is not None:  # changing key: runs the chosen processors provably win
+            structure.allocate(job_id, res, mem, mem_bw, taken)
         else:
             pick = self._pick_random
             for _ in range(res):

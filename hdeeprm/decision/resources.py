@@ -310,12 +310,12 @@ class CorePool:
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
         for listener in self.demand_listeners:
             listener.update(procs)
-        log = INSIGHTS.isEnabledFor(logging.WARNING)
         for proc in procs:
             members = proc_cores[proc]
             demand = 0.0
-            for c in members:
-                demand += core_bw[c]
+            if proc_busy[proc]:  # else every core is free, with 0.0: the sum is 0.0
+                for c in members:
+                    demand += core_bw[c]
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
@@ -349,8 +349,9 @@ class CorePool:
                 for c in group:
                     pstate[c] = new
                 changed.update(group)
-            if over != over_now[proc]:
+            if over != over_now[proc]:  # rare: the logger is asked only then
                 over_now[proc] = over
+                log = INSIGHTS.isEnabledFor(logging.WARNING)
                 if over:
                     self._open_episode[proc] = self.episodes.open(proc, now)
                     if log:

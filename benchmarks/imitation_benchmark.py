@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation queue|minimal|...]
-[--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--teacher-windows N]
+[--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--tolerance T] [--teacher-windows N]
 [--teacher-seed S] [--dagger-rounds N] [--biases B [B ...]] [--epochs N] [--hidden N]
 [--weight-decay W] [--seed S] [--workers N] [--out DIR] [--no-held-out]``
 
@@ -16,8 +16,10 @@ error:
 2. **Teacher** (:mod:`hdeeprm.training.rollout`): on ``--teacher-windows`` windows drawn
    (seed ``--teacher-seed``) from the training part, the rollout algorithm improves the pair
    segment by segment (``--segment`` decisions), comparing ``--candidates`` (default: the
-   pair's job policy with every core policy) by simulating each to the window's end. It
-   sees the future; the student only sees observations.
+   pair's job policy with every core policy) by simulating each to the window's end; a
+   candidate replaces the pair for a segment only if it improves the window's objective by
+   more than ``--tolerance`` (relative; default 0.1%, so quiet windows where every choice
+   is within noise teach the pair). It sees the future; the student only sees observations.
 3. **Student** (:mod:`hdeeprm.training.imitation`): the PPO network's actor, trained by
    cross-entropy on the teacher's decisions, its action space the teacher's candidates;
    then ``--dagger-rounds`` DAgger rounds (the student plays the teacher windows, the
@@ -85,6 +87,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="pairs the teacher compares (default: the pair's job policy with every core policy)",
     )
     parser.add_argument("--segment", type=int, default=200, help="decisions per teacher choice")
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=1e-3,
+        help="relative gain a segment's candidate needs over the pair to replace it",
+    )
     parser.add_argument("--teacher-windows", type=int, default=16)
     parser.add_argument("--teacher-seed", type=int, default=1)
     parser.add_argument("--dagger-rounds", type=int, default=1)
@@ -121,11 +129,15 @@ def teacher_inputs(inputs, mode: dict, windows: int, seed: int):
 _TEACHER: RolloutTeacher | None = None
 
 
-def _start_teacher(inputs, base: int, candidates: list[int], segment: int, maximize: bool) -> None:
+def _start_teacher(
+    inputs, base: int, candidates: list[int], segment: int, maximize: bool, tolerance: float
+) -> None:
     global _TEACHER
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     env = HeterogeneousClusterEnv(inputs=inputs, split="val")
-    _TEACHER = RolloutTeacher(env, base, candidates, segment=segment, maximize=maximize)
+    _TEACHER = RolloutTeacher(
+        env, base, candidates, segment=segment, maximize=maximize, tolerance=tolerance
+    )
 
 
 def _label(task: tuple[int, dict | None]) -> TeacherResult:
@@ -234,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = ["round,window,first_job,pair,value,segments_away,episodes,decisions,cpu_s"]
         parts: list[Demonstrations] = []
         student = None
-        init = (t_inputs, base, candidates, args.segment, maximize)
+        init = (t_inputs, base, candidates, args.segment, maximize, args.tolerance)
         t_teacher = time.perf_counter()
         pool = None
         if args.workers > 1:

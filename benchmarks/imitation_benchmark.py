@@ -32,10 +32,11 @@ error:
    play the same 8 windows of the held-out part; the verdict compares the deployed policy
    with the pair of step 1.
 
-Writes ``options.json``, ``teacher.csv`` (per teacher window and round: the pair's objective,
-the teacher's or the student's, segments away from the pair), ``demonstrations.npz``,
-``student.pt`` and ``model.pt`` (PPO checkpoints, ``hdeeprm-evaluate --model`` takes them),
-``evaluation.csv`` and ``evaluation.png`` in ``--out``.
+Writes ``options.json``, ``student_options.json`` (the same with the student's action space),
+``teacher.csv`` (per teacher window and round: the pair's objective, the teacher's or the
+student's, segments away from the pair), ``demonstrations.npz``, ``student.pt`` and
+``model.pt`` (PPO checkpoints: ``hdeeprm-evaluate student_options.json --model model.pt``
+plays the deployed student), ``evaluation.csv`` and ``evaluation.png`` in ``--out``.
 """
 
 from __future__ import annotations
@@ -227,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         # the student's action space is the teacher's candidates (so its mask is theirs)
         student_inputs = lb.with_selection(inputs, candidate_names)
+        student_raw = json.loads(json.dumps(raw))
+        student_raw["pybatsim"]["env"]["actions"] = lb.selection_block(candidate_names)
+        write_text(out / "student_options.json", json.dumps(student_raw, indent=2))
         student_names = HeterogeneousClusterEnv(inputs=student_inputs, split="eval").action_names
         base = student_names.index(best)
         candidates = list(range(len(student_names)))

@@ -4,7 +4,8 @@ Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation queue|minimal|...]
 [--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--tolerance T] [--teacher-windows N]
 [--teacher-seed S] [--dagger-rounds N] [--biases B [B ...]] [--epochs N] [--hidden N]
-[--weight-decay W] [--seed S] [--workers N] [--out DIR] [--no-held-out]``
+[--weight-decay W] [--seed S] [--workers N] [--out DIR] [--no-held-out]
+[--demonstrations NPZ] [--no-pairs]``
 
 The same data, platform and split as ``benchmarks/learning_benchmark.py`` (Gaia trace, the
 thesis's 2,280-core Gaia platform; medium mode: 4,000-job windows, training part jobs
@@ -24,6 +25,8 @@ error:
    cross-entropy on the teacher's decisions, its action space the teacher's candidates;
    then ``--dagger-rounds`` DAgger rounds (the student plays the teacher windows, the
    teacher labels the states it reached, the student is retrained on everything so far).
+   ``--demonstrations`` trains the student on an earlier run's ``demonstrations.npz``
+   instead (no teacher: e.g. other student seeds on the same decisions).
 4. **Deployment**, chosen on the training part only: the student's preference for the pair
    is raised by each logit of ``--biases`` (:func:`~hdeeprm.training.imitation.bias_action`)
    and played greedily on the 8 pair-choice windows; the best mean is deployed if it is
@@ -58,6 +61,7 @@ import numpy as np
 from hdeeprm._atomic import write_text
 from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.environment import HeterogeneousClusterEnv
+from hdeeprm.errors import InputError
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
@@ -105,6 +109,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1, help="teacher processes")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-held-out", action="store_true")
+    parser.add_argument(
+        "--demonstrations",
+        type=Path,
+        help="train the student on this demonstrations.npz of an earlier run (no teacher)",
+    )
+    parser.add_argument(
+        "--no-pairs",
+        action="store_true",
+        help="held-out: only the pair chosen on the training windows beside the student",
+    )
     args = parser.parse_args(argv)
     if args.teacher_windows < 1 or args.segment < 1 or args.dagger_rounds < 0:
         parser.error("--teacher-windows and --segment must be >= 1, --dagger-rounds >= 0")
@@ -173,10 +187,76 @@ def label_windows(
     return list(pool.map(_label, tasks))
 
 
+def teach(
+    args: argparse.Namespace,
+    mode: dict,
+    student_inputs,
+    student_names: list[str],
+    base: int,
+    config: CloneConfig,
+    out: Path,
+) -> tuple[PPOTrainer, Demonstrations]:
+    """The teacher on the teacher windows, then ``--dagger-rounds`` DAgger rounds: the last
+    student and every demonstration; ``teacher.csv`` in ``out``."""
+    maximize = args.objective not in ev.MINIMIZED
+    best = student_names[base]
+    candidates = list(range(len(student_names)))
+    t_inputs = teacher_inputs(student_inputs, mode, args.teacher_windows, args.teacher_seed)
+    starts = HeterogeneousClusterEnv(inputs=t_inputs, split="val").windows.val_starts
+    windows = list(range(len(starts)))
+    print(
+        f"teacher: rollout of {best} over {', '.join(student_names)}, segments of "
+        f"{args.segment} decisions, {len(windows)} windows of the training part (first jobs "
+        f"{starts}); {args.dagger_rounds} DAgger round(s); {args.workers} process(es)"
+    )
+    rows = ["round,window,first_job,pair,value,segments_away,episodes,decisions,cpu_s"]
+    parts: list[Demonstrations] = []
+    student = None
+    init = (t_inputs, base, candidates, args.segment, maximize, args.tolerance)
+    pool = None
+    if args.workers > 1:
+        pool = ProcessPoolExecutor(args.workers, initializer=_start_teacher, initargs=init)
+    else:
+        _start_teacher(*init)
+    try:
+        for round_ in range(args.dagger_rounds + 1):
+            results = label_windows(pool, windows, student)
+            who = "teacher" if student is None else "student"
+            for r in results:
+                away = sum(a != base for a in r.segment_actions)
+                rows.append(
+                    f"{round_},{r.window},{starts[r.window]},{r.base_value!r},{r.value!r},"
+                    f"{away},{r.episodes},{r.decisions},{r.cpu_seconds:.2f}"
+                )
+                print(
+                    f"  round {round_} window {r.window} (job {starts[r.window]}): pair "
+                    f"{r.base_value:.5g}, {who} {r.value:.5g} ({r.improvement:+.1%}); "
+                    f"teacher leaves the pair on {away} of {len(r.segment_actions)} "
+                    f"segments; {r.episodes} episodes in {r.cpu_seconds:.0f} s CPU",
+                    flush=True,
+                )
+            parts += [r.demonstrations for r in results]
+            demos = Demonstrations.concat(parts)
+            student = clone(demos, student_names, config)
+            print(
+                f"round {round_}: {who} mean {np.mean([r.value for r in results]):.6g} vs "
+                f"pair {np.mean([r.base_value for r in results]):.6g}; student trained on "
+                f"{len(demos)} decisions ({np.mean(demos.actions != base):.1%} away from "
+                f"the pair), accuracy {accuracy(student, demos):.3f}",
+                flush=True,
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    assert student is not None
+    write_text(out / "teacher.csv", "\n".join(rows) + "\n")
+    return student, demos
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    for path in (args.trace, args.platform):
-        if not path.is_file():
+    for path in (args.trace, args.platform, args.demonstrations):
+        if path is not None and not path.is_file():
             print(f"not found: {path}", file=sys.stderr)
             return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
@@ -233,63 +313,27 @@ def main(argv: list[str] | None = None) -> int:
         write_text(out / "student_options.json", json.dumps(student_raw, indent=2))
         student_names = HeterogeneousClusterEnv(inputs=student_inputs, split="eval").action_names
         base = student_names.index(best)
-        candidates = list(range(len(student_names)))
 
-        # 2-3. teacher and student on the teacher windows
-        t_inputs = teacher_inputs(student_inputs, mode, args.teacher_windows, args.teacher_seed)
-        starts = HeterogeneousClusterEnv(inputs=t_inputs, split="val").windows.val_starts
-        windows = list(range(len(starts)))
-        print(
-            f"teacher: rollout of {best} over {', '.join(candidate_names)}, segments of "
-            f"{args.segment} decisions, {len(windows)} windows of the training part (first jobs "
-            f"{starts}); {args.dagger_rounds} DAgger round(s); {args.workers} process(es)"
-        )
+        # 2-3. teacher and student on the teacher windows (or saved demonstrations)
         config = CloneConfig(
             hidden=args.hidden, epochs=args.epochs, weight_decay=args.weight_decay, seed=args.seed
         )
-        rows = ["round,window,first_job,pair,value,segments_away,episodes,decisions,cpu_s"]
-        parts: list[Demonstrations] = []
-        student = None
-        init = (t_inputs, base, candidates, args.segment, maximize, args.tolerance)
         t_teacher = time.perf_counter()
-        pool = None
-        if args.workers > 1:
-            pool = ProcessPoolExecutor(args.workers, initializer=_start_teacher, initargs=init)
-        else:
-            _start_teacher(*init)
-        try:
-            for round_ in range(args.dagger_rounds + 1):
-                results = label_windows(pool, windows, student)
-                who = "teacher" if student is None else "student"
-                for r in results:
-                    away = sum(a != base for a in r.segment_actions)
-                    rows.append(
-                        f"{round_},{r.window},{starts[r.window]},{r.base_value!r},{r.value!r},"
-                        f"{away},{r.episodes},{r.decisions},{r.cpu_seconds:.2f}"
-                    )
-                    print(
-                        f"  round {round_} window {r.window} (job {starts[r.window]}): pair "
-                        f"{r.base_value:.5g}, {who} {r.value:.5g} ({r.improvement:+.1%}); "
-                        f"teacher leaves the pair on {away} of {len(r.segment_actions)} "
-                        f"segments; {r.episodes} episodes in {r.cpu_seconds:.0f} s CPU",
-                        flush=True,
-                    )
-                parts += [r.demonstrations for r in results]
-                demos = Demonstrations.concat(parts)
+        if args.demonstrations is not None:
+            try:
+                demos = Demonstrations.load(args.demonstrations)
                 student = clone(demos, student_names, config)
-                print(
-                    f"round {round_}: {who} mean {np.mean([r.value for r in results]):.6g} vs "
-                    f"pair {np.mean([r.base_value for r in results]):.6g}; student trained on "
-                    f"{len(demos)} decisions ({np.mean(demos.actions != base):.1%} away from "
-                    f"the pair), accuracy {accuracy(student, demos):.3f}",
-                    flush=True,
-                )
-        finally:
-            if pool is not None:
-                pool.shutdown()
+            except (InputError, ValueError) as exc:
+                print(f"{args.demonstrations}: {exc}", file=sys.stderr)
+                return 2
+            print(
+                f"student trained on {len(demos)} decisions of {args.demonstrations} "
+                f"({np.mean(demos.actions != base):.1%} away from the pair), accuracy "
+                f"{accuracy(student, demos):.3f}"
+            )
+        else:
+            student, demos = teach(args, mode, student_inputs, student_names, base, config, out)
         teacher_wall = time.perf_counter() - t_teacher
-        assert student is not None
-        write_text(out / "teacher.csv", "\n".join(rows) + "\n")
         demos.save(out / "demonstrations.npz")
         student.save(out / "student.pt")
 
@@ -327,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             students["student (bias 0)"] = ev.model_policy(student)
         results = ev.evaluate(student_env, students, seed=0)
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
-        others = {**pairs, f"{ev.RANDOM} (seed 0)": ev.random_policy(0)}
+        others = {best: pairs[best]} if args.no_pairs else dict(pairs)
+        others[f"{ev.RANDOM} (seed 0)"] = ev.random_policy(0)
         results += ev.evaluate(eval_env, others, seed=0)
         print()
         print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))

@@ -4,7 +4,7 @@ Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation queue|minimal|...]
 [--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--tolerance T] [--teacher-windows N]
 [--teacher-seed S] [--dagger-rounds N] [--biases B [B ...]] [--epochs N] [--hidden N]
-[--weight-decay W] [--seed S] [--workers N] [--out DIR] [--no-held-out]
+[--weight-decay W] [--seed S] [--students K] [--workers N] [--out DIR] [--no-held-out]
 [--demonstrations NPZ] [--no-pairs]``
 
 The same data, platform and split as ``benchmarks/learning_benchmark.py`` (Gaia trace, the
@@ -26,7 +26,9 @@ error:
    then ``--dagger-rounds`` DAgger rounds (the student plays the teacher windows, the
    teacher labels the states it reached, the student is retrained on everything so far).
    ``--demonstrations`` trains the student on an earlier run's ``demonstrations.npz``
-   instead (no teacher: e.g. other student seeds on the same decisions).
+   instead (no teacher: e.g. other student seeds on the same decisions). ``--students K``
+   trains K students on the final decisions (seeds ``--seed`` and up; DAgger uses the
+   first) and deploys their ensemble (the mean of their action probabilities).
 4. **Deployment**, chosen on the training part only: the student's preference for the pair
    is raised by each logit of ``--biases`` (:func:`~hdeeprm.training.imitation.bias_action`)
    and played greedily on the 8 pair-choice windows; the best mean is deployed if it is
@@ -65,6 +67,7 @@ from hdeeprm.errors import InputError
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
+from hdeeprm.training.ensemble import PolicyEnsemble
 from hdeeprm.training.imitation import (
     CloneConfig,
     Demonstrations,
@@ -106,6 +109,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0, help="the student's weights and batches")
+    parser.add_argument(
+        "--students",
+        type=int,
+        default=1,
+        help="students trained on the same decisions (seeds seed, seed + 1, ...), deployed "
+        "as an ensemble of their mean probabilities",
+    )
     parser.add_argument("--workers", type=int, default=1, help="teacher processes")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-held-out", action="store_true")
@@ -120,8 +130,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="held-out: only the pair chosen on the training windows beside the student",
     )
     args = parser.parse_args(argv)
-    if args.teacher_windows < 1 or args.segment < 1 or args.dagger_rounds < 0:
-        parser.error("--teacher-windows and --segment must be >= 1, --dagger-rounds >= 0")
+    if min(args.teacher_windows, args.segment, args.students) < 1 or args.dagger_rounds < 0:
+        parser.error(
+            "--teacher-windows, --segment and --students must be >= 1, --dagger-rounds >= 0"
+        )
     return args
 
 
@@ -333,12 +345,23 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             student, demos = teach(args, mode, student_inputs, student_names, base, config, out)
+        # --students K: K - 1 more students on the same decisions (seeds seed + 1, ...),
+        # acting on their mean probabilities (hdeeprm.training.ensemble)
+        members = [student] + [
+            clone(demos, student_names, dataclasses.replace(config, seed=args.seed + i))
+            for i in range(1, args.students)
+        ]
         teacher_wall = time.perf_counter() - t_teacher
         demos.save(out / "demonstrations.npz")
         student.save(out / "student.pt")
 
+        def policy_of(bias: float) -> PPOTrainer | PolicyEnsemble:
+            """The student(s) with the pair preferred by ``bias`` more."""
+            shifted = [bias_action(m, best, bias) for m in members]
+            return shifted[0] if len(shifted) == 1 else PolicyEnsemble.from_trainers(shifted)
+
         # 4. deployment, on the pair-choice windows (training part only)
-        biased = {b: bias_action(student, best, b) for b in args.biases}
+        biased = {b: policy_of(b) for b in args.biases}
         student_choice_env = HeterogeneousClusterEnv(
             inputs=lb.pair_choice_inputs(student_inputs, mode), split="val"
         )
@@ -368,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         label = f"student (bias {chosen_bias:g})"
         students = {label: ev.model_policy(deployed)}
         if chosen_bias != 0:
-            students["student (bias 0)"] = ev.model_policy(student)
+            students["student (bias 0)"] = ev.model_policy(policy_of(0.0))
         results = ev.evaluate(student_env, students, seed=0)
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
         others = {best: pairs[best]} if args.no_pairs else dict(pairs)

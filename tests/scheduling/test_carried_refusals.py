@@ -14,11 +14,10 @@ with both on and both off: the same jobs start at the same instants, with fewer 
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 from test_candidates import record
-from test_refusal_capacity import SPECS, Nodes
+from test_refusal_capacity import SPECS, Nodes, replay_random_queue
 
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 
@@ -89,38 +88,11 @@ def test_carried_refusals_change_no_start(spec: object) -> None:
     and ``start`` is asked fewer times."""
 
     def replay(carry: bool) -> tuple[list[tuple[float, str]], int]:
-        draw = random.Random(11)
         nodes = CountedNodes(6, 8, 4000.0)
         sched = BackfillScheduler(parse_scheduler(spec))
         sched.carry_refusals = sched.count_first = carry
-        log: list[tuple[float, str]] = []
-        ends: dict[str, tuple[float, SimpleNamespace]] = {}
-        jobs = []
-        for seq in range(300):
-            res = draw.choice([1, 1, 2, 3, 4, 6, 8, 12, 16, 24])
-            mem = draw.choice([0.0, 250.0, 400.0, 500.0, 900.0, 1300.0, 2000.0, 3000.0])
-            if mem and res > 6 * min(8, int(4000.0 // mem)):
-                mem = 0.0  # could never start on the empty platform
-            job = record(seq, res, float(draw.randrange(5, 80)), mem=mem)
-            job.subtime = float(seq // 3)
-            jobs.append(job)
-        now = 0.0
-        while jobs or ends:
-            for jid, (end, job) in sorted(ends.items()):
-                if end <= now:
-                    del ends[jid]
-                    nodes.end(jid)
-                    sched.completed(job, now)
-            while jobs and jobs[0].subtime <= now:
-                sched.submitted(jobs.pop(0), now)
-            before = set(sched.running)
-            sched.schedule(now, nodes.free, nodes.start)
-            for seq in sorted(set(sched.running) - before):
-                job = sched.running[seq].record
-                log.append((now, job.id))
-                ends[job.id] = (now + job.req_time * (0.3 + 0.1 * (seq % 8)), job)
-            now += 1.0
-        return log, len(nodes.asked)
+        mems = [0.0, 250.0, 400.0, 500.0, 900.0, 1300.0, 2000.0, 3000.0]
+        return replay_random_queue(sched, nodes, random.Random(11), mems, per_instant=3)
 
     (carried, asked), (plain, asked_plain) = replay(True), replay(False)
     assert carried == plain

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from decision_helpers import hetero_platform
@@ -107,6 +108,42 @@ SPECS: list[object] = [
 ]
 
 
+def replay_random_queue(
+    sched: BackfillScheduler, nodes: Any, draw: random.Random, mems: list[float], per_instant: int
+) -> tuple[list[tuple[float, str]], int]:
+    """300 random jobs (``per_instant`` submitted per second, memory per task drawn from
+    ``mems``) scheduled by ``sched`` on ``nodes`` (6 nodes of 8 cores and 4,000 MB) until all
+    ended: the (instant, job) starts and how many start requests ``nodes`` was asked."""
+    log: list[tuple[float, str]] = []
+    ends: dict[str, tuple[float, SimpleNamespace]] = {}
+    jobs = []
+    for seq in range(300):
+        res = draw.choice([1, 1, 2, 3, 4, 6, 8, 12, 16, 24])
+        mem = draw.choice(mems)
+        if mem and res > 6 * min(8, int(4000.0 // mem)):
+            mem = 0.0  # could never start on the empty platform
+        job = record(seq, res, float(draw.randrange(5, 80)), mem=mem)
+        job.subtime = float(seq // per_instant)
+        jobs.append(job)
+    now = 0.0
+    while jobs or ends:
+        for jid, (end, job) in sorted(ends.items()):
+            if end <= now:
+                del ends[jid]
+                nodes.end(jid)
+                sched.completed(job, now)
+        while jobs and jobs[0].subtime <= now:
+            sched.submitted(jobs.pop(0), now)
+        before = set(sched.running)
+        sched.schedule(now, nodes.free, nodes.start)
+        for seq in sorted(set(sched.running) - before):
+            job = sched.running[seq].record
+            log.append((now, job.id))
+            ends[job.id] = (now + job.req_time * (0.3 + 0.1 * (seq % 8)), job)
+        now += 1.0
+    return log, len(nodes.asked)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: str(spec))
 def test_the_capacity_changes_no_start(spec: object) -> None:
     """Random queues of jobs with and without memory on 6 nodes of 8 cores and 4,000 MB:
@@ -114,37 +151,10 @@ def test_the_capacity_changes_no_start(spec: object) -> None:
     asked for."""
 
     def replay(capacity: bool) -> tuple[list[tuple[float, str]], int]:
-        draw = random.Random(7)
         nodes = Nodes(6, 8, 4000.0, capacity)
         sched = BackfillScheduler(parse_scheduler(spec))
-        log: list[tuple[float, str]] = []
-        ends: dict[str, tuple[float, SimpleNamespace]] = {}
-        jobs = []
-        for seq in range(300):
-            res = draw.choice([1, 1, 2, 3, 4, 6, 8, 12, 16, 24])
-            mem = draw.choice([0.0, 0.0, 250.0, 400.0, 500.0, 900.0, 1300.0, 2000.0])
-            if mem and res > 6 * min(8, int(4000.0 // mem)):
-                mem = 0.0  # could never start on the empty platform
-            job = record(seq, res, float(draw.randrange(5, 80)), mem=mem)
-            job.subtime = float(seq // 2)
-            jobs.append(job)
-        now = 0.0
-        while jobs or ends:
-            for jid, (end, job) in sorted(ends.items()):
-                if end <= now:
-                    del ends[jid]
-                    nodes.end(jid)
-                    sched.completed(job, now)
-            while jobs and jobs[0].subtime <= now:
-                sched.submitted(jobs.pop(0), now)
-            before = set(sched.running)
-            sched.schedule(now, nodes.free, nodes.start)
-            for seq in sorted(set(sched.running) - before):
-                job = sched.running[seq].record
-                log.append((now, job.id))
-                ends[job.id] = (now + job.req_time * (0.3 + 0.1 * (seq % 8)), job)
-            now += 1.0
-        return log, len(nodes.asked)
+        mems = [0.0, 0.0, 250.0, 400.0, 500.0, 900.0, 1300.0, 2000.0]
+        return replay_random_queue(sched, nodes, random.Random(7), mems, per_instant=2)
 
     (with_capacity, asked), (without, asked_without) = replay(True), replay(False)
     assert with_capacity == without

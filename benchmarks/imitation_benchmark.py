@@ -397,12 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         others = {best: pairs[best]} if args.no_pairs else dict(pairs)
         others[f"{ev.RANDOM} (seed 0)"] = ev.random_policy(0)
         results += ev.evaluate(eval_env, others, seed=0)
-        print()
-        print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
-        ev.write_csv(results, out / "evaluation.csv")
-        ev.plot_comparison(results, args.objective, out / "evaluation.png", highlight=[label])
-        held = {s.policy: s for s in ev.summarize(results)}
-        per = {(r.policy, r.window): r.objective for r in results}
+        held, per = lb.report_held_out(results, args.objective, label, list(pairs), out)
         ids = sorted({r.window for r in results})
         model = held[label] if gate_open else held[best]
         name = label if gate_open else best
@@ -410,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         wins = sum(sign * per[(name, w)] < sign * per[(best, w)] for w in ids)
         losses = sum(sign * per[(name, w)] > sign * per[(best, w)] for w in ids)
         gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
-        verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
+        verdict, direction = lb.verdict_words(gain)
         hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
         print(
             f"\nteacher and student: {teacher_wall:.0f} s wall; whole run "
@@ -421,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             f"held-out: deployed {name} {model.mean_objective:.6g} (bounded slowdown "
             f"{model.mean_bounded_slowdown:.4g}) vs {best} (chosen on training windows) "
             f"{pair.mean_objective:.6g} (bounded {pair.mean_bounded_slowdown:.4g}): {verdict} it "
-            f"({abs(gain):.2%} {'better' if gain >= 0 else 'worse'}), better on {wins} and "
+            f"({abs(gain):.2%} {direction}), better on {wins} and "
             f"worse on {losses} of {len(ids)} windows; best pair in hindsight {hindsight} "
             f"{held[hindsight].mean_objective:.6g}"
         )

@@ -228,6 +228,28 @@ def inputs_starts(inputs) -> list[int]:
     return HeterogeneousClusterEnv(inputs=inputs, split="val").windows.val_starts
 
 
+def report_held_out(
+    results: list, objective: str, label: str, pair_names: list[str], out: Path
+) -> tuple[dict, dict]:
+    """Print the held-out table (``label`` highlighted), write ``evaluation.csv`` and
+    ``evaluation.png`` in ``out``; the summaries by policy and objectives by (policy,
+    window)."""
+    print()
+    print(ev.format_table(results, objective, highlight=[label], pair_names=pair_names))
+    ev.write_csv(results, out / "evaluation.csv")
+    ev.plot_comparison(results, objective, out / "evaluation.png", highlight=[label])
+    held = {s.policy: s for s in ev.summarize(results)}
+    per = {(r.policy, r.window): r.objective for r in results}
+    return held, per
+
+
+def verdict_words(gain: float) -> tuple[str, str]:
+    """How a relative ``gain`` over the pair reads: ("BEATS", "better"), ("TIES", ...) or
+    ("does NOT beat", "worse")."""
+    verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
+    return verdict, "better" if gain >= 0 else "worse"
+
+
 #: How the deployed model is chosen (``--deploy``).
 DEPLOY_RULES = ("validated", "first-final", "ensemble")
 
@@ -738,12 +760,7 @@ def main(argv: list[str] | None = None) -> int:
         t3 = time.perf_counter()
         results = ev.evaluate(eval_env, {label: ev.model_policy(deployed)}, seed=0)
         results += ev.evaluate(base_env, policies, seed=0)
-        print()
-        print(ev.format_table(results, args.objective, highlight=[label], pair_names=list(pairs)))
-        ev.write_csv(results, out / "evaluation.csv")
-        ev.plot_comparison(results, args.objective, out / "evaluation.png", highlight=[label])
-        held = {s.policy: s for s in ev.summarize(results)}
-        per = {(r.policy, r.window): r.objective for r in results}
+        held, per = report_held_out(results, args.objective, label, list(pairs), out)
         windows = sorted({r.window for r in results})
 
         def wins(name: str) -> int:
@@ -801,8 +818,7 @@ def main(argv: list[str] | None = None) -> int:
         hindsight = ev.best_pair(list(held.values()), args.objective, list(pairs))
         randoms = [held[f"{ev.RANDOM} (seed {s})"].mean_objective for s in args.seeds]
         gain = sign * (pair.mean_objective - model.mean_objective) / abs(pair.mean_objective)
-        verdict = "BEATS" if gain > 0 else ("TIES" if gain == 0 else "does NOT beat")
-        direction = "better" if gain >= 0 else "worse"
+        verdict, direction = verdict_words(gain)
         train_wall = sum(r["wall"] for r in runs)
         train_cpu = sum(r["cpu"] for r in runs)
         steps = sum(r["steps"] for r in runs)

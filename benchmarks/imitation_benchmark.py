@@ -3,9 +3,10 @@
 Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation queue|minimal|...]
 [--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--tolerance T] [--teacher-windows N]
-[--teacher-seed S] [--dagger-rounds N] [--biases B [B ...]] [--epochs N] [--hidden N]
-[--weight-decay W] [--seed S] [--students K] [--workers N] [--out DIR] [--no-held-out]
-[--demonstrations NPZ] [--no-pairs]``
+[--teacher-seed S] [--teacher-sampling uniform|load] [--dagger-rounds N] [--biases B [B ...]]
+[--epochs N] [--hidden N] [--weight-decay W] [--seed S] [--students K] [--quorums Q [Q ...]]
+[--ignore-head] [--workers N] [--out DIR] [--no-held-out] [--demonstrations NPZ [NPZ ...]]
+[--no-pairs] [--held-out-jobs FIRST END] [--held-out-windows N]``
 
 The same data, platform and split as ``benchmarks/learning_benchmark.py`` (Gaia trace, the
 thesis's 2,280-core Gaia platform; medium mode: 4,000-job windows, training part jobs
@@ -15,7 +16,9 @@ error:
 1. **The pair** a practitioner would deploy: every pair of the action space plays the 8 fixed
    pair-choice windows of the training part (``--pair`` skips this); the best mean wins.
 2. **Teacher** (:mod:`hdeeprm.training.rollout`): on ``--teacher-windows`` windows drawn
-   (seed ``--teacher-seed``) from the training part, the rollout algorithm improves the pair
+   (seed ``--teacher-seed``; uniformly, or with ``--teacher-sampling load`` in proportion to
+   their offered load, so that busy windows, where placement matters, are taught more) from
+   the training part, the rollout algorithm improves the pair
    segment by segment (``--segment`` decisions), comparing ``--candidates`` (default: the
    pair's job policy with every core policy) by simulating each to the window's end; a
    candidate replaces the pair for a segment only if it improves the window's objective by
@@ -25,17 +28,22 @@ error:
    cross-entropy on the teacher's decisions, its action space the teacher's candidates;
    then ``--dagger-rounds`` DAgger rounds (the student plays the teacher windows, the
    teacher labels the states it reached, the student is retrained on everything so far).
-   ``--demonstrations`` trains the student on an earlier run's ``demonstrations.npz``
-   instead (no teacher: e.g. other student seeds on the same decisions). ``--students K``
-   trains K students on the final decisions (seeds ``--seed`` and up; DAgger uses the
-   first) and deploys their ensemble (the mean of their action probabilities).
+   ``--demonstrations`` trains the student on earlier runs' ``demonstrations.npz`` instead
+   (no teacher: e.g. other student seeds on the same decisions, or the decisions of several
+   runs together). ``--students K`` trains K students on the final decisions (seeds
+   ``--seed`` and up; DAgger uses the first) and deploys their ensemble (the mean of their
+   action probabilities, or a quorum vote). ``--ignore-head`` trains students blind to the
+   ``queue`` observation's head jobs (:func:`~hdeeprm.training.imitation.head_job_features`).
 4. **Deployment**, chosen on the training part only: the student's preference for the pair
-   is raised by each logit of ``--biases`` (:func:`~hdeeprm.training.imitation.bias_action`)
-   and played greedily on the 8 pair-choice windows; the best mean is deployed if it is
-   better than the pair's there, the pair otherwise (a gate).
+   is raised by each logit of ``--biases`` (:func:`~hdeeprm.training.imitation.bias_action`),
+   and with ``--students K`` each of ``--quorums`` is a quorum vote of the K students with
+   the pair as fallback (:class:`~hdeeprm.training.ensemble.PolicyEnsemble`); each plays
+   greedily on the 8 pair-choice windows; the best mean is deployed if it is better than the
+   pair's there, the pair otherwise (a gate).
 5. **Held-out**: the deployed policy, the unbiased student, every pair and random choice
-   play the same 8 windows of the held-out part; the verdict compares the deployed policy
-   with the pair of step 1.
+   play the same windows of the held-out part (8 of jobs 15,000-23,000 in medium mode;
+   ``--held-out-jobs`` and ``--held-out-windows`` choose others, e.g. later months); the
+   verdict compares the deployed policy with the pair of step 1.
 
 Writes ``options.json``, ``student_options.json`` (the same with the student's action space),
 ``teacher.csv`` (per teacher window and round: the pair's objective, the teacher's or the
@@ -74,6 +82,7 @@ from hdeeprm.training.imitation import (
     accuracy,
     bias_action,
     clone,
+    head_job_features,
     student_policy,
 )
 from hdeeprm.training.ppo import PPOTrainer
@@ -103,12 +112,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--teacher-windows", type=int, default=16)
     parser.add_argument("--teacher-seed", type=int, default=1)
+    parser.add_argument(
+        "--teacher-sampling",
+        choices=["uniform", "load"],
+        default="uniform",
+        help="teacher windows drawn uniformly or in proportion to their offered load",
+    )
     parser.add_argument("--dagger-rounds", type=int, default=1)
     parser.add_argument("--biases", type=float, nargs="+", default=[0.0, 1.0, 2.0, 3.0])
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0, help="the student's weights and batches")
+    parser.add_argument(
+        "--quorums",
+        type=int,
+        nargs="*",
+        default=[],
+        help="with --students K: quorum votes (pair as fallback) among the deployment choices",
+    )
+    parser.add_argument(
+        "--ignore-head",
+        action="store_true",
+        help="students blind to the queue observation's head jobs",
+    )
+    parser.add_argument(
+        "--held-out-jobs", type=int, nargs=2, metavar=("FIRST", "END"), help="held-out job range"
+    )
+    parser.add_argument("--held-out-windows", type=int, help="held-out windows")
     parser.add_argument(
         "--students",
         type=int,
@@ -122,6 +153,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--demonstrations",
         type=Path,
+        nargs="+",
         help="train the student on this demonstrations.npz of an earlier run (no teacher)",
     )
     parser.add_argument(
@@ -134,19 +166,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(
             "--teacher-windows, --segment and --students must be >= 1, --dagger-rounds >= 0"
         )
+    if any(not 1 <= q <= args.students for q in args.quorums):
+        parser.error(f"--quorums must be between 1 and --students ({args.students})")
+    if args.quorums and args.students < 2:
+        parser.error("--quorums needs --students 2 or more")
+    if args.held_out_windows is not None and args.held_out_windows < 1:
+        parser.error("--held-out-windows must be >= 1")
+    if args.held_out_jobs is not None and not 0 <= args.held_out_jobs[0] < args.held_out_jobs[1]:
+        parser.error("--held-out-jobs needs 0 <= FIRST < END")
     return args
 
 
-def teacher_inputs(inputs, mode: dict, windows: int, seed: int):
+def teacher_inputs(inputs, mode: dict, windows: int, seed: int, sampling: str = "uniform"):
     """``inputs`` whose ``val`` split is ``windows`` windows (seed ``seed``) of the training
-    part: the teacher's windows."""
+    part, drawn uniformly or in proportion to their offered load (``sampling``): the
+    teacher's windows."""
     env = inputs.options.env
     episodes = dataclasses.replace(
         env.episodes,
         val_jobs=tuple(mode["train_jobs"]),
         val_windows=windows,
         val_seed=seed,
-        val_sampling="uniform",
+        val_sampling=sampling,
     )
     options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
     return dataclasses.replace(inputs, options=options)
@@ -213,7 +254,9 @@ def teach(
     maximize = args.objective not in ev.MINIMIZED
     best = student_names[base]
     candidates = list(range(len(student_names)))
-    t_inputs = teacher_inputs(student_inputs, mode, args.teacher_windows, args.teacher_seed)
+    t_inputs = teacher_inputs(
+        student_inputs, mode, args.teacher_windows, args.teacher_seed, args.teacher_sampling
+    )
     starts = HeterogeneousClusterEnv(inputs=t_inputs, split="val").windows.val_starts
     windows = list(range(len(starts)))
     print(
@@ -267,12 +310,16 @@ def teach(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    for path in (args.trace, args.platform, args.demonstrations):
+    for path in (args.trace, args.platform, *(args.demonstrations or [])):
         if path is not None and not path.is_file():
             print(f"not found: {path}", file=sys.stderr)
             return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     mode = {**lb.MODES[args.mode]}
+    if args.held_out_jobs is not None:
+        mode["eval_jobs"] = list(args.held_out_jobs)
+    if args.held_out_windows is not None:
+        mode["eval_windows"] = args.held_out_windows
     maximize = args.objective not in ev.MINIMIZED
     sign = -1.0 if maximize else 1.0
     cpu_start = time.process_time()
@@ -327,19 +374,32 @@ def main(argv: list[str] | None = None) -> int:
         base = student_names.index(best)
 
         # 2-3. teacher and student on the teacher windows (or saved demonstrations)
+        ignore = ()
+        if args.ignore_head:
+            size = HeterogeneousClusterEnv(inputs=student_inputs, split="eval").observation_size
+            try:
+                ignore = head_job_features(size)
+            except ValueError as exc:
+                print(f"--ignore-head: {exc}", file=sys.stderr)
+                return 2
         config = CloneConfig(
-            hidden=args.hidden, epochs=args.epochs, weight_decay=args.weight_decay, seed=args.seed
+            hidden=args.hidden,
+            epochs=args.epochs,
+            weight_decay=args.weight_decay,
+            seed=args.seed,
+            ignore=ignore,
         )
         t_teacher = time.perf_counter()
         if args.demonstrations is not None:
+            sources = ", ".join(str(p) for p in args.demonstrations)
             try:
-                demos = Demonstrations.load(args.demonstrations)
+                demos = Demonstrations.concat([Demonstrations.load(p) for p in args.demonstrations])
                 student = clone(demos, student_names, config)
             except (InputError, ValueError) as exc:
-                print(f"{args.demonstrations}: {exc}", file=sys.stderr)
+                print(f"{sources}: {exc}", file=sys.stderr)
                 return 2
             print(
-                f"student trained on {len(demos)} decisions of {args.demonstrations} "
+                f"student trained on {len(demos)} decisions of {sources} "
                 f"({np.mean(demos.actions != base):.1%} away from the pair), accuracy "
                 f"{accuracy(student, demos):.3f}"
             )
@@ -360,27 +420,33 @@ def main(argv: list[str] | None = None) -> int:
             shifted = [bias_action(m, best, bias) for m in members]
             return shifted[0] if len(shifted) == 1 else PolicyEnsemble.from_trainers(shifted)
 
-        # 4. deployment, on the pair-choice windows (training part only)
-        biased = {b: policy_of(b) for b in args.biases}
+        # 4. deployment, on the pair-choice windows (training part only); on a tie the more
+        # conservative choice (a larger bias, a larger quorum) wins
+        choices: dict[str, PPOTrainer | PolicyEnsemble] = {
+            f"bias {b:g}": policy_of(b) for b in sorted(args.biases)
+        }
+        for q in sorted(args.quorums):
+            choices[f"vote {q} of {len(members)}"] = PolicyEnsemble.from_trainers(
+                members, quorum=q, fallback=base
+            )
         student_choice_env = HeterogeneousClusterEnv(
             inputs=lb.pair_choice_inputs(student_inputs, mode), split="val"
         )
         val = ev.evaluate(
-            student_choice_env,
-            {f"bias {b:g}": ev.model_policy(m) for b, m in biased.items()},
-            seed=0,
+            student_choice_env, {k: ev.model_policy(m) for k, m in choices.items()}, seed=0
         )
         val_means = {s.policy: s.mean_objective for s in ev.summarize(val)}
-        chosen_bias = min(args.biases, key=lambda b: (sign * val_means[f"bias {b:g}"], -b))
-        chosen_mean = val_means[f"bias {chosen_bias:g}"]
+        order = list(choices)
+        chosen = min(order, key=lambda k: (sign * val_means[k], -order.index(k)))
+        chosen_mean = val_means[chosen]
         gate_open = sign * chosen_mean < sign * pair_mean
         print(
             "training windows: "
-            + ", ".join(f"{k} {v:.6g}" for k, v in val_means.items())
-            + f"; pair {pair_mean:.6g}; chosen bias {chosen_bias:g}; "
+            + ", ".join(f"{k} {val_means[k]:.6g}" for k in order)
+            + f"; pair {pair_mean:.6g}; chosen {chosen}; "
             + ("gate open: the student is deployed" if gate_open else "gate closed: the pair")
         )
-        deployed = biased[chosen_bias]
+        deployed = choices[chosen]
         deployed.save(out / "model.pt")
         if args.no_held_out:
             print(f"outputs: {out}" + (" (temporary)" if args.out is None else ""))
@@ -388,9 +454,9 @@ def main(argv: list[str] | None = None) -> int:
 
         # 5. held-out windows
         student_env = HeterogeneousClusterEnv(inputs=student_inputs, split="eval")
-        label = f"student (bias {chosen_bias:g})"
+        label = f"student ({chosen})"
         students = {label: ev.model_policy(deployed)}
-        if chosen_bias != 0:
+        if chosen != "bias 0":
             students["student (bias 0)"] = ev.model_policy(policy_of(0.0))
         results = ev.evaluate(student_env, students, seed=0)
         eval_env = HeterogeneousClusterEnv(inputs=inputs, split="eval")
@@ -426,4 +492,8 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except InputError as exc:  # e.g. --held-out-jobs past the trace's end
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None

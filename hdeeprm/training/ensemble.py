@@ -15,6 +15,14 @@ its greedy action is the most probable allowed action (ties: the lowest index, a
 ``argmax``). Sampling (``deterministic=False``) draws from ``p`` with the ensemble's own seeded
 generator. With one member the greedy action is the member's.
 
+A *quorum vote* (``quorum=q, fallback=f``) acts otherwise when greedy: each member votes for
+its own greedy action, and the most voted action (ties: the lowest index) is taken only if at
+least ``q`` members voted for it; otherwise the ensemble plays ``f`` (a fixed pair), or the
+mean's greedy action where ``f`` is masked out. Why: students imitating a teacher agree where
+the teacher's lesson is clear and choose arbitrarily, each after its seed, in situations their
+training did not cover (docs/learning.md); a vote leaves the fallback only where they agree.
+Sampling ignores the quorum.
+
 An ensemble is saved as one file of plain containers and tensors (``torch.save``; read with
 ``torch.load(..., weights_only=True)``): the members' weights and observation statistics, not
 their optimisers. :func:`load_policy` reads either a PPO checkpoint or an ensemble, so
@@ -65,6 +73,8 @@ class PolicyEnsemble:
         use_action_mask: apply ``action_mask`` when given (as the members' trainers do).
         seed: seed of the sampling generator (``predict(deterministic=False)`` only).
         sources: where each member came from (file and update), for reports.
+        quorum: votes an action needs to be taken when greedy (``None``: act on the mean).
+        fallback: the action (index) played when no action has ``quorum`` votes.
     """
 
     def __init__(
@@ -77,6 +87,8 @@ class PolicyEnsemble:
         use_action_mask: bool = True,
         seed: int = 0,
         sources: Sequence[str] | None = None,
+        quorum: int | None = None,
+        fallback: int | None = None,
     ) -> None:
         if not models:
             raise ValueError("an ensemble needs at least one member")
@@ -102,6 +114,14 @@ class PolicyEnsemble:
         self.action_names = list(action_names)
         self.observation_size = int(observation_size)
         self.weights = w / w.sum()
+        if (quorum is None) != (fallback is None):
+            raise ValueError("a quorum vote needs both quorum and fallback")
+        if quorum is not None and not 1 <= quorum <= len(models):
+            raise ValueError(f"quorum must be 1..{len(models)} (the members), got {quorum}")
+        if fallback is not None and not 0 <= fallback < n:
+            raise ValueError(f"fallback must be an action index 0..{n - 1}, got {fallback}")
+        self.quorum = None if quorum is None else int(quorum)
+        self.fallback = None if fallback is None else int(fallback)
         self.use_action_mask = use_action_mask
         self.seed = seed
         self.generator = np.random.default_rng(seed)
@@ -116,6 +136,8 @@ class PolicyEnsemble:
         weights: Sequence[float] | None = None,
         seed: int = 0,
         sources: Sequence[str] | None = None,
+        quorum: int | None = None,
+        fallback: int | None = None,
     ) -> PolicyEnsemble:
         """The trainers' current networks (copied: later training does not change them)."""
         if not trainers:
@@ -140,6 +162,8 @@ class PolicyEnsemble:
             use_action_mask=first.config.use_action_mask,
             seed=seed,
             sources=sources,
+            quorum=quorum,
+            fallback=fallback,
         )
 
     @classmethod
@@ -165,6 +189,13 @@ class PolicyEnsemble:
     ) -> np.ndarray:
         """The weighted mean of the members' action probabilities, shape ``(batch, actions)``
         (float64; masked actions 0 whenever some action is allowed)."""
+        total, _ = self._probabilities(observation, action_mask)
+        return total
+
+    def _probabilities(
+        self, observation: np.ndarray, action_mask: np.ndarray | None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The mean probabilities (as :meth:`probabilities`) and each member's own."""
         obs = torch.as_tensor(np.asarray(observation, dtype=np.float32))
         if obs.ndim == 1:
             obs = obs.unsqueeze(0)
@@ -172,15 +203,17 @@ class PolicyEnsemble:
         if action_mask is not None and self.use_action_mask:
             mask = torch.as_tensor(np.asarray(action_mask, dtype=bool)).reshape(obs.shape[0], -1)
         total = np.zeros((obs.shape[0], len(self.action_names)), dtype=np.float64)
+        members = []
         with torch.no_grad():
             for weight, model in zip(self.weights, self.models):
                 probs = torch.softmax(model.logits(obs, mask), dim=-1).double().numpy()
+                members.append(probs)
                 total += weight * probs
         if mask is not None:
             allowed = mask.numpy()
             some = allowed.any(axis=1)
             total[some] = np.where(allowed[some], total[some], 0.0)
-        return total
+        return total, members
 
     def predict(
         self,
@@ -189,16 +222,37 @@ class PolicyEnsemble:
         action_mask: np.ndarray | None = None,
     ) -> np.ndarray:
         """Actions for one observation (a 0-d array) or a batch, as ``PPOTrainer.predict``:
-        greedy on the mean probabilities, or sampled from them."""
+        greedy on the mean probabilities (or the quorum vote), or sampled from them."""
         single = np.asarray(observation).ndim == 1
-        probs = self.probabilities(observation, action_mask)
-        if deterministic:
+        probs, members = self._probabilities(observation, action_mask)
+        if deterministic and self.quorum is not None:
+            action = self._vote(probs, members, action_mask)
+        elif deterministic:
             action = probs.argmax(axis=1)
         else:
             cum = np.cumsum(probs, axis=1)
             u = self.generator.random(probs.shape[0]) * cum[:, -1]
             action = np.minimum((cum <= u[:, None]).sum(axis=1), probs.shape[1] - 1)
         return action[0] if single else action
+
+    def _vote(
+        self, probs: np.ndarray, members: list[np.ndarray], action_mask: np.ndarray | None
+    ) -> np.ndarray:
+        """The quorum vote of each row: the most voted of the members' greedy actions if it
+        has ``quorum`` votes, else the fallback (the mean's greedy action if it is masked)."""
+        n = probs.shape[1]
+        votes = np.zeros(probs.shape, dtype=np.int64)
+        rows = np.arange(probs.shape[0])
+        for member in members:
+            votes[rows, member.argmax(axis=1)] += 1
+        action = votes.argmax(axis=1)  # ties: the lowest index
+        agreed = votes[rows, action] >= self.quorum
+        fallback = np.full(probs.shape[0], self.fallback)
+        if action_mask is not None and self.use_action_mask:
+            allowed = np.asarray(action_mask, dtype=bool).reshape(probs.shape[0], n)
+            blocked = ~allowed[rows, fallback] & allowed.any(axis=1)
+            fallback = np.where(blocked, probs.argmax(axis=1), fallback)
+        return np.where(agreed, action, fallback)
 
     # --- saving ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -212,6 +266,8 @@ class PolicyEnsemble:
             "seed": self.seed,
             "weights": [float(w) for w in self.weights],
             "sources": list(self.sources),
+            "quorum": self.quorum,
+            "fallback": self.fallback,
             "members": [
                 {"hidden": _hidden(m), "normalize": bool(m.normalize), "model": m.state_dict()}
                 for m in self.models
@@ -254,6 +310,8 @@ class PolicyEnsemble:
                 use_action_mask=bool(state["use_action_mask"]),
                 seed=int(state["seed"]),
                 sources=state.get("sources"),
+                quorum=state.get("quorum"),
+                fallback=state.get("fallback"),
             )
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise InputError(f"malformed ensemble file: {exc}", source) from None

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from hdeeprm._atomic import atomic_open
+from hdeeprm.environment.observation import HEAD_FEATURES, HEAD_JOBS, QUEUE_FEATURES
 from hdeeprm.errors import InputError
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer
 
@@ -96,8 +97,15 @@ class CloneConfig:
     weight_decay: float = 0.0
     #: Seeds the weights and the minibatch order.
     seed: int = 0
+    #: Observation values the student must not use (indices): their input weights are held
+    #: at 0, so the checkpoint still takes the whole observation. E.g. the ``queue``
+    #: observation's head jobs (:func:`head_job_features`), whose meaning may not carry from
+    #: the months a teacher labelled to later ones.
+    ignore: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        if any(i < 0 for i in self.ignore):
+            raise ValueError(f"ignore holds observation indices (>= 0), got {self.ignore}")
         for name in ("hidden", "epochs", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -133,6 +141,15 @@ def clone(
         # 0.01 of the [0, 1] range) keeps an unseen value from saturating the input
         model.obs_rms.var.copy_(torch.from_numpy(np.maximum(obs.var(axis=0), VAR_FLOOR)))
         model.obs_rms.count.fill_(float(len(obs)))
+    ignore = sorted(set(config.ignore))
+    if ignore and ignore[-1] >= demos.observations.shape[1]:
+        raise ValueError(
+            f"ignore index {ignore[-1]} is outside the observation "
+            f"({demos.observations.shape[1]} values)"
+        )
+    first = model.actor[0].weight
+    with torch.no_grad():
+        first[:, ignore] = 0.0
     model._refresh()
     x = model.normalized(torch.from_numpy(demos.observations.astype(np.float32)))
     masks = torch.from_numpy(demos.masks)
@@ -151,8 +168,24 @@ def clone(
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            if ignore:
+                with torch.no_grad():
+                    first[:, ignore] = 0.0
     model._layers = None
     return trainer
+
+
+def head_job_features(observation_size: int) -> tuple[int, ...]:
+    """The indices of the ``queue`` observation's head jobs (one job after another from index
+    22), for :attr:`CloneConfig.ignore`; an error for a smaller observation."""
+    first = QUEUE_FEATURES + 1
+    last = first + HEAD_JOBS * HEAD_FEATURES
+    if observation_size < last:
+        raise ValueError(
+            f"an observation of {observation_size} values has no head jobs (the queue "
+            f"observation has them at {first}..{last - 1})"
+        )
+    return tuple(range(first, last))
 
 
 def accuracy(trainer: PPOTrainer, demos: Demonstrations) -> float:

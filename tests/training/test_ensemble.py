@@ -195,3 +195,45 @@ def test_cli_evaluates_an_ensemble_file(tmp_path) -> None:
     result = runner.invoke(launch_main, [str(options), "-cw", workload, "-im", str(ensemble), "-q"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "evaluation.csv").is_file()
+
+
+def test_quorum_vote_worked_by_hand(tmp_path) -> None:
+    # three members' greedy actions: A 0 (0.6), B 1 (0.5), C 1 (0.7); votes 1, 2, 0
+    a = constant_policy([0.6, 0.3, 0.1])
+    b = constant_policy([0.1, 0.5, 0.4])
+    c = constant_policy([0.2, 0.7, 0.1])
+    two = PolicyEnsemble([a, b, c], NAMES, 2, quorum=2, fallback=2)
+    three = PolicyEnsemble([a, b, c], NAMES, 2, quorum=3, fallback=2)
+    # action 1 has 2 votes: taken with quorum 2; with quorum 3 no action has 3: fallback 2
+    assert int(two.predict(OBS)) == 1
+    assert int(three.predict(OBS)) == 2
+    # the mean alone: (0.6+0.1+0.2)/3 = 0.3, (0.3+0.5+0.7)/3 = 0.5, 0.2: action 1
+    assert int(PolicyEnsemble([a, b, c], NAMES, 2).predict(OBS)) == 1
+    # action 1 masked: A votes 0, B 2 (0.4 > 0.1), C 0 (0.2 > 0.1): action 0 has 2 votes
+    mask = np.array([True, False, True])
+    assert int(two.predict(OBS, action_mask=mask)) == 0
+    # fallback 2 masked and no quorum of 3: the mean's greedy among {0, 1}: 0.3 vs 0.5 -> 1
+    assert int(three.predict(OBS, action_mask=np.array([True, True, False]))) == 1
+    # a batch votes row by row; sampling ignores the quorum (it samples the mean)
+    batch = np.zeros((4, 2), np.float32)
+    assert three.predict(batch).tolist() == [2, 2, 2, 2]
+    assert set(three.predict(np.zeros((200, 2), np.float32), deterministic=False)) == {0, 1, 2}
+    # saved and loaded with its quorum and fallback
+    again = load_policy(three.save(tmp_path / "vote.pt"))
+    assert isinstance(again, PolicyEnsemble)
+    assert (again.quorum, again.fallback) == (3, 2)
+    assert int(again.predict(OBS)) == 2
+    # an ensemble file without the keys (written before votes existed) acts on the mean
+    state = two_members().state()
+    del state["quorum"], state["fallback"]
+    assert PolicyEnsemble.from_state(state).quorum is None
+
+
+def test_quorum_vote_needs_a_valid_quorum_and_fallback() -> None:
+    a = constant_policy([0.6, 0.3, 0.1])
+    with pytest.raises(ValueError, match="both quorum and fallback"):
+        PolicyEnsemble([a, a], NAMES, 2, quorum=2)
+    with pytest.raises(ValueError, match="quorum must be 1..2"):
+        PolicyEnsemble([a, a], NAMES, 2, quorum=3, fallback=0)
+    with pytest.raises(ValueError, match="fallback must be an action index 0..2"):
+        PolicyEnsemble([a, a], NAMES, 2, quorum=1, fallback=3)

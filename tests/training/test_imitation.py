@@ -15,6 +15,7 @@ from hdeeprm.training.imitation import (
     accuracy,
     bias_action,
     clone,
+    head_job_features,
     student_policy,
 )
 from hdeeprm.training.ppo import PPOTrainer
@@ -40,6 +41,34 @@ def test_clone_learns_a_rule_and_generalises() -> None:
     assert accuracy(student, unseen) > 0.95
     # the normaliser holds the demonstrations' statistics (uniform on [0, 1]: mean 1/2)
     np.testing.assert_allclose(student.model.obs_rms.mean.numpy(), 0.5, atol=0.03)
+
+
+def test_ignored_features_are_never_used() -> None:
+    # the rule reads value 0 alone; ignoring value 0 leaves the student blind to it, so its
+    # actions cannot depend on it, while ignoring value 2 (noise) still learns the rule
+    demos = rule_demos()
+    blind = clone(demos, NAMES, CloneConfig(hidden=16, epochs=5, seed=1, ignore=(0,)))
+    assert torch.count_nonzero(blind.model.actor[0].weight[:, 0]) == 0
+    probe = np.repeat(rule_demos(50, seed=3).observations, 2, axis=0)
+    probe[::2, 0], probe[1::2, 0] = 0.0, 1.0  # pairs differing in value 0 only
+    with torch.no_grad():
+        logits = blind.model.actor(blind.model.normalized(torch.from_numpy(probe)))
+    torch.testing.assert_close(logits[::2], logits[1::2])
+    sighted = clone(demos, NAMES, CloneConfig(hidden=16, epochs=20, seed=1, ignore=(2,)))
+    assert torch.count_nonzero(sighted.model.actor[0].weight[:, 2]) == 0
+    assert accuracy(sighted, rule_demos(500, seed=9)) > 0.95
+    with pytest.raises(ValueError, match="outside the observation"):
+        clone(demos, NAMES, CloneConfig(epochs=1, ignore=(3,)))
+    with pytest.raises(ValueError, match="observation indices"):
+        CloneConfig(ignore=(-1,))
+
+
+def test_head_job_features_are_the_queue_observations_head() -> None:
+    # queue observation: 20 statistics + variation ratio (0..20), queue length (21), then
+    # 8 head jobs of 6 values (22..69), then 2 values per processor type
+    assert head_job_features(84) == tuple(range(22, 70))
+    with pytest.raises(ValueError, match="no head jobs"):
+        head_job_features(21)
 
 
 def test_masked_actions_are_never_chosen_and_cloning_is_deterministic() -> None:

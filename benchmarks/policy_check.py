@@ -1,7 +1,7 @@
 """Candidate deployments on windows of the training part only: which rule to declare.
 
 Usage: ``python benchmarks/policy_check.py RUN_DIR --policy NAME=FILE[+FILE...] [...]
-[--val-jobs A B] [--val-windows N] [--val-seed S] [--pair NAME]``
+[--val-jobs A B] [--val-windows N] [--val-seed S] [--pair NAME] [--after-held-out]``
 
 ``RUN_DIR`` is an output folder of ``learning_benchmark.py`` (its ``options.json``: trace,
 platform, objective, observation and action space). Every ``--policy`` is a PPO checkpoint or
@@ -9,7 +9,9 @@ an ensemble file (:mod:`hdeeprm.training.ensemble`); ``+`` joins files into one 
 their members, equal weights), e.g. the final models of six seeds from two runs. The pair
 (``--pair``, default ``smallest-high_gflops``) and every policy play the same ``--val-windows``
 windows drawn (``--val-seed``) from ``--val-jobs`` (default: jobs 0-15,000, the training
-part; the held-out part is refused), greedily. Prints the comparison table, the windows won
+part; the held-out part is refused), greedily. ``--after-held-out`` allows ranges that start
+after the held-out part instead (jobs 23,000 and later: a declared evaluation on later
+months, e.g. of saved deployed models). Prints the comparison table, the windows won
 and lost against the pair, and how often each greedy policy took each action: what a
 policy collapses to.
 """
@@ -33,8 +35,10 @@ from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ensemble import PolicyEnsemble, load_policy
 
-#: The benchmark's held-out part starts here; windows must end before it.
+#: The benchmark's held-out part (medium mode): windows must end before it, or start after it
+#: with ``--after-held-out``.
 HELD_OUT_START = 15000
+HELD_OUT_END = 23000
 
 
 def load_joined(spec: str):
@@ -75,8 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--val-windows", type=int, default=16)
     parser.add_argument("--val-seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="CSV of every window's result")
+    parser.add_argument(
+        "--after-held-out",
+        action="store_true",
+        help=f"--val-jobs after the held-out part (from job {HELD_OUT_END}): later months",
+    )
     args = parser.parse_args(argv)
-    if args.val_jobs[1] > HELD_OUT_START:
+    if args.after_held_out and args.val_jobs[0] < HELD_OUT_END:
+        print(
+            f"--after-held-out: --val-jobs must start at job {HELD_OUT_END} or later",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.after_held_out and args.val_jobs[1] > HELD_OUT_START:
         print(f"--val-jobs must end by job {HELD_OUT_START} (the held-out part)", file=sys.stderr)
         return 2
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)

@@ -6,7 +6,8 @@ Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--teacher-seed S] [--teacher-sampling uniform|load] [--dagger-rounds N] [--biases B [B ...]]
 [--epochs N] [--hidden N] [--weight-decay W] [--seed S] [--students K] [--quorums Q [Q ...]]
 [--ignore-head] [--workers N] [--out DIR] [--no-held-out] [--demonstrations NPZ [NPZ ...]]
-[--no-pairs] [--held-out-jobs FIRST END] [--held-out-windows N]``
+[--no-pairs] [--window-jobs N] [--train-jobs START END] [--eval-jobs START END]
+[--train-windows N] [--eval-windows N]``
 
 The same data, platform and split as ``benchmarks/learning_benchmark.py`` (Gaia trace, the
 thesis's 2,280-core Gaia platform; medium mode: 4,000-job windows, training part jobs
@@ -41,9 +42,12 @@ error:
    greedily on the 8 pair-choice windows; the best mean is deployed if it is better than the
    pair's there, the pair otherwise (a gate).
 5. **Held-out**: the deployed policy, the unbiased student, every pair and random choice
-   play the same windows of the held-out part (8 of jobs 15,000-23,000 in medium mode;
-   ``--held-out-jobs`` and ``--held-out-windows`` choose others, e.g. later months); the
+   play the same windows of the held-out part (8 of jobs 15,000-23,000 in medium mode); the
    verdict compares the deployed policy with the pair of step 1.
+
+``--trace``, ``--platform`` and the window options (``--window-jobs``, ``--train-jobs``,
+``--eval-jobs``, ``--train-windows``: the pair-choice windows, ``--eval-windows``) run the
+same on any trace and platform, as ``learning_benchmark.py`` does.
 
 Writes ``options.json``, ``student_options.json`` (the same with the student's action space),
 ``teacher.csv`` (per teacher window and round: the pair's objective, the teacher's or the
@@ -136,10 +140,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="students blind to the queue observation's head jobs",
     )
-    parser.add_argument(
-        "--held-out-jobs", type=int, nargs=2, metavar=("FIRST", "END"), help="held-out job range"
-    )
-    parser.add_argument("--held-out-windows", type=int, help="held-out windows")
+    lb.add_window_arguments(parser)
     parser.add_argument(
         "--students",
         type=int,
@@ -170,10 +171,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--quorums must be between 1 and --students ({args.students})")
     if args.quorums and args.students < 2:
         parser.error("--quorums needs --students 2 or more")
-    if args.held_out_windows is not None and args.held_out_windows < 1:
-        parser.error("--held-out-windows must be >= 1")
-    if args.held_out_jobs is not None and not 0 <= args.held_out_jobs[0] < args.held_out_jobs[1]:
-        parser.error("--held-out-jobs needs 0 <= FIRST < END")
+    for key in ("window_jobs", "train_windows", "eval_windows"):
+        if getattr(args, key) is not None and getattr(args, key) < 1:
+            parser.error(f"--{key.replace('_', '-')} must be >= 1")
+    for key in ("train_jobs", "eval_jobs"):
+        bounds = getattr(args, key)
+        if bounds is not None and not 0 <= bounds[0] < bounds[1]:
+            parser.error(f"--{key.replace('_', '-')} needs 0 <= START < END")
     return args
 
 
@@ -315,11 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"not found: {path}", file=sys.stderr)
             return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
-    mode = {**lb.MODES[args.mode]}
-    if args.held_out_jobs is not None:
-        mode["eval_jobs"] = list(args.held_out_jobs)
-    if args.held_out_windows is not None:
-        mode["eval_windows"] = args.held_out_windows
+    mode = lb.mode_with_windows(args)
     maximize = args.objective not in ev.MINIMIZED
     sign = -1.0 if maximize else 1.0
     cpu_start = time.process_time()
@@ -494,6 +494,6 @@ if __name__ == "__main__":
     np.seterr(all="ignore")
     try:
         raise SystemExit(main())
-    except InputError as exc:  # e.g. --held-out-jobs past the trace's end
+    except InputError as exc:  # e.g. --eval-jobs past the trace's end
         print(exc, file=sys.stderr)
         raise SystemExit(2) from None

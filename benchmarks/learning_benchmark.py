@@ -121,6 +121,38 @@ MODES = {
 }
 
 
+#: The window arguments of :func:`add_window_arguments`, as keys of a mode.
+WINDOW_KEYS = ("window_jobs", "train_jobs", "eval_jobs", "train_windows", "eval_windows")
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The options that replace the mode's windows (any trace: ``--trace``, ``--platform``),
+    shared by the learning and imitation benchmarks; the group, for more options."""
+    window = parser.add_argument_group("windows (default: the mode's)")
+    window.add_argument("--window-jobs", type=int, help="jobs per window")
+    window.add_argument(
+        "--train-jobs", type=int, nargs=2, metavar=("START", "END"), help="training part"
+    )
+    window.add_argument(
+        "--eval-jobs", type=int, nargs=2, metavar=("START", "END"), help="held-out part"
+    )
+    window.add_argument(
+        "--train-windows", type=int, help="training (validation) windows for pair and model choice"
+    )
+    window.add_argument("--eval-windows", type=int, help="held-out windows")
+    return window
+
+
+def mode_with_windows(args: argparse.Namespace, *extra: str) -> dict:
+    """``args.mode``'s settings with the window arguments given (and ``extra`` keys) in."""
+    mode = {**MODES[args.mode]}
+    for key in (*WINDOW_KEYS, *extra):
+        value = getattr(args, key)
+        if value is not None:
+            mode[key] = list(value) if isinstance(value, list) else value
+    return mode
+
+
 def num(value: float, spec: str = ".6g") -> str:
     """A figure as printed, or ``-`` when there is none (nan: no validation ran, or no episode
     ended during an update), so a table never shows ``nan`` for a value that was not measured."""
@@ -331,18 +363,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--platform", type=Path, default=PLATFORM, help="platform JSON (default: gaia.json)"
     )
-    window = parser.add_argument_group("windows (default: the mode's)")
-    window.add_argument("--window-jobs", type=int, help="jobs per window")
-    window.add_argument(
-        "--train-jobs", type=int, nargs=2, metavar=("START", "END"), help="training part"
-    )
-    window.add_argument(
-        "--eval-jobs", type=int, nargs=2, metavar=("START", "END"), help="held-out part"
-    )
-    window.add_argument(
-        "--train-windows", type=int, help="training (validation) windows for pair and model choice"
-    )
-    window.add_argument("--eval-windows", type=int, help="held-out windows")
+    window = add_window_arguments(parser)
     window.add_argument("--num-steps", type=int, help="PPO rollout length per environment")
     window.add_argument(
         "--val-last",
@@ -610,19 +631,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"not found: {path}", file=sys.stderr)
             return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
-    mode = {**MODES[args.mode]}
-    keys = (
-        "window_jobs",
-        "train_jobs",
-        "eval_jobs",
-        "train_windows",
-        "eval_windows",
-        "val_windows",
-    )
-    for key in keys:
-        if getattr(args, key) is not None:
-            value = getattr(args, key)
-            mode[key] = list(value) if isinstance(value, list) else value
+    mode = mode_with_windows(args, "val_windows")
     if args.num_steps is not None:
         mode["num_steps"] = args.num_steps
     sign = 1.0 if args.objective in ev.MINIMIZED else -1.0

@@ -260,7 +260,7 @@ class _ProcessorHeap:
         need = mem - MEM_TOL
         pop, push, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         while len(taken) < res:
-            aside: list[_Entry] = []
+            aside: list[_Entry] | None = None  # set aside: valid, not for this job's memory
             while heap:
                 entry = heap[0]
                 p = entry[3]
@@ -274,7 +274,10 @@ class _ProcessorHeap:
                     continue
                 spare = node_free_mem[proc_node[p]]
                 if spare < need:
-                    aside.append(pop(heap))  # valid, but not for this job: keep it
+                    if aside is None:
+                        aside = [pop(heap)]  # valid, but not for this job: keep it
+                    else:
+                        aside.append(pop(heap))
                     continue
                 # primary(p), inlined for the known policies (the same values: see _keys)
                 if kind == "high_cores":
@@ -292,12 +295,14 @@ class _ProcessorHeap:
                     continue
                 break
             else:  # no processor has a free core and the memory
-                for entry in aside:
-                    push(heap, entry)
+                if aside is not None:
+                    for entry in aside:
+                        push(heap, entry)
                 return None
             if job_id is None:
-                for entry in aside:
-                    push(heap, entry)
+                if aside is not None:
+                    for entry in aside:
+                        push(heap, entry)
                 return p
             # p is the best processor; its run
             n = len(members)
@@ -337,8 +342,9 @@ class _ProcessorHeap:
                             if not (key, members[run]) < bound:
                                 break
                         run += 1
-            for entry in aside:
-                push(heap, entry)
+            if aside is not None:
+                for entry in aside:
+                    push(heap, entry)
             if run == 1:  # the common case on levelling policies: the cheaper call
                 core = members[0]
                 take(core, job_id, mem, mem_bw)
@@ -629,9 +635,11 @@ class ResourceManager:
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1
                 return None
-            structure = self._heap(policy)
+            structure = self._heaps.get(policy)
+            if structure is None:
+                structure = self._heap(policy)
         self.nb_attempts += 1
-        if isinstance(structure, _RankedTree):  # static key: whole runs per processor, one sweep
+        if type(structure) is _RankedTree:  # static key: whole runs per processor, one sweep
             runs: dict[int, list[int]] = {}
             if structure.allocate(job_id, res, mem, mem_bw, runs) < res:
                 pool.release([c for cores in runs.values() for c in cores], now)  # roll back

@@ -104,7 +104,10 @@ class _ProcessorHeap:
         pool.gain_listeners.append(self.dirty)
         if node_keyed:
             pool.node_gain_listeners.append(self.dirty)
-        if kind not in ("high_cores", "high_mem"):  # keys that read the bandwidth demand
+        if kind not in ("high_cores", "high_mem", "high_mem_bw"):
+            # An unknown key may read the bandwidth demand, which settle sums again (the sum
+            # in core order may round below the running one). high_mem_bw needs only the
+            # processors whose entry it placed from a running sum (see allocate).
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
@@ -257,6 +260,13 @@ class _ProcessorHeap:
             self.refresh()
         pool, heap, version, live = self.pool, self.heap, self.version, self.live
         primary, kind = self.primary, self.kind
+        # high_mem_bw: processors whose entry was placed below from the demand as it stands,
+        # a running sum once cores were taken: settle sums it again in core order, which may
+        # round below it, so they are checked at the next refresh. Any other entry stays a
+        # lower bound through settles: its demand was a settled sum, and taking cores only
+        # adds non-negative terms to the sum in core order, which rounding never lowers
+        # (a release, which can lower it, marks the processor anyway).
+        placed: list[int] | None = [] if kind == "high_mem_bw" else None
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
         demand, proc_mem_bw = pool.proc_demand, pool.proc_mem_bw
@@ -296,12 +306,16 @@ class _ProcessorHeap:
                 if key != entry[0] or first != entry[1]:  # cores were taken: its true place
                     entry = live[p] = (key, first, entry[2], p)
                     heapreplace(heap, entry)
+                    if placed is not None:
+                        placed.append(p)
                     continue
                 break
             else:  # no processor has a free core and the memory
                 if aside is not None:
                     for entry in aside:
                         push(heap, entry)
+                if placed:
+                    self.dirty.update(placed)
                 return None
             if job_id is None:
                 if aside is not None:
@@ -358,6 +372,8 @@ class _ProcessorHeap:
             if self.dirty:  # only a negative demand or memory could (never job records)
                 self.refresh()
                 heap, version, live = self.heap, self.version, self.live
+        if placed:
+            self.dirty.update(placed)
         return None
 
 

@@ -589,6 +589,7 @@ class _RankedTree:
                     if left < count:
                         count = left
                     if mem > 0.0 and count > 1:
+                        # the node's memory: the pick loop's test in take's float order
                         spare -= mem
                         run = 1
                         while run < count and spare >= need:

@@ -100,6 +100,9 @@ class JobScheduler:
         #: has been fed.
         self._log: list[JobRecord] = []
         self._fed: dict[str, int] = {}
+        #: While exactly one policy has a heap (a fixed pair's run): that heap and its key,
+        #: fed at every push instead of through the log (no feeding step at each peek).
+        self._only: tuple[list[tuple[Any, int]], Any] | None = None
         #: Per requested resource, the queued jobs' values in ascending order (see
         #: :meth:`track_sorted`); ``None`` until someone asks for them.
         self.sorted: tuple[list[float], ...] | None = None
@@ -137,6 +140,7 @@ class JobScheduler:
         self._heaps.clear()
         self._log.clear()
         self._fed.clear()
+        self._only = None
         if self.sorted is not None:
             for values in self.sorted:
                 values.clear()
@@ -146,7 +150,10 @@ class JobScheduler:
         job.state = QUEUED
         self._pos[job.seq] = len(self._jobs)
         self._jobs.append(job)
-        if self._heaps:
+        only = self._only
+        if only is not None:  # one heap: straight in (peek drops it once it has started)
+            heapq.heappush(only[0], (only[1](job), job.seq))
+        elif self._heaps:
             self._log.append(job)  # each heap takes it in when next used, if still queued
         tracked = self.sorted
         if tracked is not None:
@@ -209,11 +216,12 @@ class JobScheduler:
                 if job.seq in pos:
                     push(heap, (key(job), job.seq))
             fed[policy] = end
-            low = min(fed.values())
-            if low >= 256 or low == end:  # every heap has it: drop the log's head
-                del log[:low]
-                for name in fed:
-                    fed[name] -= low
+            if end >= 256:  # drop the log's head that every heap has taken in (amortised)
+                low = min(fed.values())
+                if low:
+                    del log[:low]
+                    for name in fed:
+                        fed[name] -= low
         return heap
 
     def head(self, k: int) -> list[JobRecord]:
@@ -251,6 +259,10 @@ class JobScheduler:
             ) from None
         heap = [(key(job), job.seq) for job in self._jobs]
         heapq.heapify(heap)
-        self._heaps[policy] = heap
+        heaps = self._heaps
+        heaps[policy] = heap
         self._fed[policy] = len(self._log)
+        # One heap: fed directly from now on (the log is empty: nothing was logged while
+        # there was no heap or only this one). A second heap: both fed through the log.
+        self._only = (heap, key) if len(heaps) == 1 else None
         return heap

@@ -48,6 +48,7 @@ cores, in the same order, as one pick at a time.
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from collections.abc import Callable
 from functools import partial
 
@@ -63,6 +64,9 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 _Entry = tuple[float, int, int, int]
 #: Node-mates' entries a ``high_mem`` run's bound goes down through (see ``_mem_bound``).
 _MATE_EXPANSIONS = 16
+#: Processors short of the job's memory a static-key allocation walks past in rank order
+#: before it searches the tree (``_RankedTree.allocate``).
+_OPEN_MISSES = 16
 
 
 def _minus_free_cores(pool: CorePool, p: int) -> float:
@@ -100,7 +104,10 @@ class _ProcessorHeap:
         pool.gain_listeners.append(self.dirty)
         if node_keyed:
             pool.node_gain_listeners.append(self.dirty)
-        if kind not in ("high_cores", "high_mem"):  # keys that read the bandwidth demand
+        if kind not in ("high_cores", "high_mem", "high_mem_bw"):
+            # An unknown key may read the bandwidth demand, which settle sums again (the sum
+            # in core order may round below the running one). high_mem_bw needs only the
+            # processors whose entry it placed from a running sum (see allocate).
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
@@ -253,6 +260,13 @@ class _ProcessorHeap:
             self.refresh()
         pool, heap, version, live = self.pool, self.heap, self.version, self.live
         primary, kind = self.primary, self.kind
+        # high_mem_bw: processors whose entry was placed below from the demand as it stands,
+        # a running sum once cores were taken: settle sums it again in core order, which may
+        # round below it, so they are checked at the next refresh. Any other entry stays a
+        # lower bound through settles: its demand was a settled sum, and taking cores only
+        # adds non-negative terms to the sum in core order, which rounding never lowers
+        # (a release, which can lower it, marks the processor anyway).
+        placed: list[int] | None = [] if kind == "high_mem_bw" else None
         free = pool.proc_free
         node_free_mem, proc_node = pool.node_free_mem, pool.proc_node
         demand, proc_mem_bw = pool.proc_demand, pool.proc_mem_bw
@@ -260,7 +274,7 @@ class _ProcessorHeap:
         need = mem - MEM_TOL
         pop, push, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         while len(taken) < res:
-            aside: list[_Entry] = []
+            aside: list[_Entry] | None = None  # set aside: valid, not for this job's memory
             while heap:
                 entry = heap[0]
                 p = entry[3]
@@ -274,7 +288,10 @@ class _ProcessorHeap:
                     continue
                 spare = node_free_mem[proc_node[p]]
                 if spare < need:
-                    aside.append(pop(heap))  # valid, but not for this job: keep it
+                    if aside is None:
+                        aside = [pop(heap)]  # valid, but not for this job: keep it
+                    else:
+                        aside.append(pop(heap))
                     continue
                 # primary(p), inlined for the known policies (the same values: see _keys)
                 if kind == "high_cores":
@@ -289,15 +306,21 @@ class _ProcessorHeap:
                 if key != entry[0] or first != entry[1]:  # cores were taken: its true place
                     entry = live[p] = (key, first, entry[2], p)
                     heapreplace(heap, entry)
+                    if placed is not None:
+                        placed.append(p)
                     continue
                 break
             else:  # no processor has a free core and the memory
-                for entry in aside:
-                    push(heap, entry)
+                if aside is not None:
+                    for entry in aside:
+                        push(heap, entry)
+                if placed:
+                    self.dirty.update(placed)
                 return None
             if job_id is None:
-                for entry in aside:
-                    push(heap, entry)
+                if aside is not None:
+                    for entry in aside:
+                        push(heap, entry)
                 return p
             # p is the best processor; its run
             n = len(members)
@@ -337,8 +360,9 @@ class _ProcessorHeap:
                             if not (key, members[run]) < bound:
                                 break
                         run += 1
-            for entry in aside:
-                push(heap, entry)
+            if aside is not None:
+                for entry in aside:
+                    push(heap, entry)
             if run == 1:  # the common case on levelling policies: the cheaper call
                 core = members[0]
                 take(core, job_id, mem, mem_bw)
@@ -348,13 +372,22 @@ class _ProcessorHeap:
             if self.dirty:  # only a negative demand or memory could (never job records)
                 self.refresh()
                 heap, version, live = self.heap, self.version, self.live
+        if placed:
+            self.dirty.update(placed)
         return None
 
 
 class _RankedTree:
-    """Processors in a static order; the best one whose node has the memory, in O(log P)."""
+    """Processors in a static order; the best one whose node has the memory, in O(log P).
 
-    __slots__ = ("pool", "order", "rank", "dirty", "tree")
+    Allocations first walk :attr:`open`, the ranks of the processors that may have a free
+    core, in ascending order: when the job's memory fits on most nodes, the best processor
+    is one of the first few, and the tree is neither brought up to date nor searched. Only
+    after :data:`_OPEN_MISSES` processors of the walk lacked the memory does the sweep go on
+    in the tree (refreshed then), in O(log P) per processor.
+    """
+
+    __slots__ = ("pool", "order", "rank", "dirty", "tree", "gained", "open", "listed", "nb_tree")
 
     def __init__(self, pool: CorePool, key: list[float]) -> None:
         self.pool = pool
@@ -372,6 +405,12 @@ class _RankedTree:
         self.dirty: set[int] = set()
         pool.gain_listeners.append(self.dirty)
         pool.node_gain_listeners.append(self.dirty)
+        #: Processors that may have got a free core back since the last allocation (releases):
+        #: put back in :attr:`open` by the next one.
+        self.gained: set[int] = set()
+        pool.gain_listeners.append(self.gained)
+        #: Allocations whose sweep went on in the tree (the walk of ``open`` missed too often).
+        self.nb_tree = 0
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -384,6 +423,13 @@ class _RankedTree:
             [node_free_mem[proc_node[p]] if free[p] else NEG_INF for p in self.order]
         )
         self.dirty.clear()
+        #: Ascending ranks of every processor with a free core (and of some full ones, taken
+        #: by other policies since: dropped when the walk meets them). A processor only gets
+        #: a free core back through a release, which ``gained`` hears.
+        self.open: list[int] = [r for r, p in enumerate(self.order) if free[p]]
+        #: Per processor: whether its rank is in ``open``.
+        self.listed: list[bool] = [bool(members) for members in free]
+        self.gained.clear()
 
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
@@ -448,20 +494,91 @@ class _RankedTree:
         in ``taken`` by processor (in pick order); returns how many were taken.
 
         The processors chosen one after the other have increasing ranks (a pick never makes a
-        better-ranked processor eligible again), so one left-to-right sweep finds them: the
-        tree is not updated during the sweep. Its values are upper bounds (cores and memory
-        are only taken between refreshes), so it never skips an eligible processor, and a
-        processor it offers is checked against the pool before use (and marked for the next
-        refresh when it no longer qualifies). :meth:`_run` is inlined: this loop runs once per
-        processor a job gets (RICC: about 13 per job).
+        better-ranked processor eligible again), so one left-to-right sweep finds them. It
+        walks :attr:`open` (every processor with a free core is in it), checking each one
+        against the pool: the first that has a free core and the memory is the best, as the
+        tree would say. After :data:`_OPEN_MISSES` processors short of memory, the rest of
+        the sweep goes through the tree (:meth:`_tree_sweep`). The run per processor is
+        :meth:`_run`, inlined: this loop runs once per processor a job gets (RICC: about 13
+        per job).
         """
+        pool, order = self.pool, self.order
+        free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
+        ranks, listed = self.open, self.listed
+        gained = self.gained
+        if gained:
+            rank = self.rank
+            for p in gained:
+                if not listed[p] and free[p]:
+                    insort(ranks, rank[p])
+                    listed[p] = True
+            gained.clear()
+        take_run = pool.take_run
+        need = mem - MEM_TOL
+        left = res
+        misses = _OPEN_MISSES
+        i = 0
+        while i < len(ranks):
+            r = ranks[i]
+            proc = order[r]
+            members = free[proc]
+            if not members:  # full (another policy took its cores): out of the walk
+                del ranks[i]
+                listed[proc] = False
+                continue
+            spare = node_free_mem[proc_node[proc]]
+            if spare >= need:
+                count = len(members)
+                if left < count:
+                    count = left
+                if mem > 0.0 and count > 1:
+                    # the node's memory: the pick loop's test in take's float order
+                    spare -= mem
+                    run = 1
+                    while run < count and spare >= need:
+                        spare -= mem
+                        run += 1
+                    count = run
+                taken[proc] = take_run(proc, count, job_id, mem, mem_bw)
+                left -= count
+                if members:  # the same list, less the cores just taken
+                    i += 1
+                else:
+                    del ranks[i]
+                    listed[proc] = False
+                if not left:
+                    break
+                continue
+            misses -= 1
+            if not misses:
+                self.nb_tree += 1
+                left = self._tree_sweep(r + 1, job_id, left, mem, mem_bw, taken)
+                break
+            i += 1
+        return res - left
+
+    def _tree_sweep(
+        self,
+        start: int,
+        job_id: str,
+        left: int,
+        mem: float,
+        mem_bw: float,
+        taken: dict[int, list[int]],
+    ) -> int:
+        """The sweep from rank ``start`` on, through the tree; returns the tasks still
+        without a core.
+
+        The tree is brought up to date first; cores taken since (this sweep's) only make its
+        values too high, so it never skips an eligible processor, and a processor it offers is
+        checked against the pool before use (and marked for the next refresh when it no
+        longer qualifies)."""
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
         take_run, leftmost_from = pool.take_run, tree.leftmost_from
         need = mem - MEM_TOL
-        left = res
-        r = tree.leftmost_at_least(need)
+        r = leftmost_from(start, need)
         while r is not None:
             proc = order[r]
             members = free[proc]
@@ -487,7 +604,7 @@ class _RankedTree:
                     continue
             self.dirty.add(proc)
             r = leftmost_from(r + 1, need)
-        return res - left
+        return left
 
 
 class ResourceManager:
@@ -629,9 +746,11 @@ class ResourceManager:
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1
                 return None
-            structure = self._heap(policy)
+            structure = self._heaps.get(policy)
+            if structure is None:
+                structure = self._heap(policy)
         self.nb_attempts += 1
-        if isinstance(structure, _RankedTree):  # static key: whole runs per processor, one sweep
+        if type(structure) is _RankedTree:  # static key: whole runs per processor, one sweep
             runs: dict[int, list[int]] = {}
             if structure.allocate(job_id, res, mem, mem_bw, runs) < res:
                 pool.release([c for cores in runs.values() for c in cores], now)  # roll back

@@ -1,6 +1,7 @@
 """A changing-key heap pushes a changed processor only when its live entry no longer bounds
-its current ``(key, lowest free core)`` from below: ``high_mem_bw`` hears every demand summed
-again, after takes too, and a take only worsens the key, so the entry it already has stays.
+its current ``(key, lowest free core)`` from below. A take only worsens a key, so the entry a
+processor already has stays, and ``high_mem_bw`` is not even told of it: it checks at its next
+refresh only the processors it placed from a running demand sum and those released.
 
 Worked on ``hetero_platform`` (``decision_helpers``): ``high_mem_bw`` keys are ``demand -
 bandwidth``, so with nothing running processor 2 (cores 4, 5, 6; 48 GB/s) leads with -48,
@@ -22,18 +23,21 @@ def _setup() -> tuple[CorePool, ResourceManager]:
 def test_a_worsened_processor_keeps_its_entry_and_a_release_pushes_a_new_one() -> None:
     pool, rm = _setup()
     # Job a: one task of 10 GB/s -> processor 2's lowest core, 4; its demand becomes 10
-    # (key -38), and the settle marks it changed.
+    # (key -38). The take and the settle after it mark nothing: (-48, 4) still bounds
+    # (-38, 5) from below.
     assert rm.allocate("a", 1, 0.0, 10.0, "high_mem_bw", 0.0) == [4]
     heap = rm._heap("high_mem_bw")
-    assert heap.dirty == {2}
+    assert heap.dirty == set()
     entries, version = len(heap.heap), heap.version[2]
     assert heap.live[2][:2] == (-48.0, 4)
-    # Job b: the refresh finds (-48, 4) <= (-38, 5): no push, same version; the search
-    # re-sifts the entry to (-38, 5), still first (processor 1: -20), so core 5.
+    # Job b: no refresh, no push, same version; the search re-sifts the entry to (-38, 5),
+    # still first (processor 1: -20), so core 5. That entry was placed from the demand as
+    # it stood, so processor 2 is checked at the next refresh.
     assert rm.allocate("b", 1, 0.0, 10.0, "high_mem_bw", 1.0) == [5]
     assert len(heap.heap) == entries
     assert heap.version[2] == version
     assert heap.live[2][:2] == (-38.0, 5)
+    assert heap.dirty == {2}
     # Releasing core 4: demand 10 (core 5 still busy: -38) and lowest free core 4, so
     # (-38, 4) < (-38, 5): the old entry no longer bounds it, a new one is pushed.
     pool.release([4], 2.0)

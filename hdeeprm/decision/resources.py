@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from bisect import insort
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +41,9 @@ from hdeeprm.platform.hierarchy import (
     Platform,
 )
 from hdeeprm.simulation.events import HostIds, SetResourceState
+
+if TYPE_CHECKING:
+    from hdeeprm.decision.fit import ChangeLog
 
 INSIGHTS = logging.getLogger("hdeeprm.insights")
 
@@ -102,9 +106,12 @@ class CorePool:
         #: Sets that receive every processor whose bandwidth demand was summed again (settle:
         #: the sum in core order may round below the running one).
         self.demand_listeners: list[set[int]] = []
-        #: Sets that receive the id of every node whose free cores or free memory changed
-        #: (the fit index's aggregates).
-        self.node_change_listeners: list[set[int]] = []
+        #: Change logs (:class:`hdeeprm.decision.fit.ChangeLog`) that receive the id of every
+        #: node whose free cores or free memory changed (the fit counts): a take appends to
+        #: their ``nodes`` list directly (millions of times on a whole trace: no method call),
+        #: a release calls ``update`` (which keeps the log bounded), a reset ``update`` with
+        #: a ``range`` of every node.
+        self.node_change_listeners: list[ChangeLog] = []
         self.reset()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -198,7 +205,7 @@ class CorePool:
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
         for listener in self.node_change_listeners:
-            listener.add(node)
+            listener.nodes.append(node)  # bounded: checked at each release
 
     def take_run(self, proc: int, count: int, job_id: str, mem: float, mem_bw: float) -> list[int]:
         """Give the ``count`` lowest free cores of ``proc`` to tasks of ``job_id``, in ascending
@@ -230,7 +237,7 @@ class CorePool:
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
         for listener in self.node_change_listeners:
-            listener.add(node)
+            listener.nodes.append(node)  # bounded: checked at each release
         return cores
 
     def give(self, core: int) -> None:

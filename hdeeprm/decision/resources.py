@@ -319,14 +319,21 @@ class CorePool:
             listener.update(procs)
         for proc in procs:
             members = proc_cores[proc]
-            demand = 0.0
-            if proc_busy[proc]:  # else every core is free, with 0.0: the sum is 0.0
-                for c in members:
-                    demand += core_bw[c]
+            if proc_busy[proc]:
+                if len(members) == 4:  # RICC's processors: the loop below, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = 0.0
+                    for c in members:
+                        demand += core_bw[c]
+                idle = P2
+            else:  # every core is free, with 0.0: the sum is 0.0
+                demand = 0.0
+                idle = P3
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
-            idle = P2 if proc_busy[proc] else P3
             group = touched[proc]
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
@@ -416,20 +423,20 @@ class CorePool:
             free_index[core] = len(free_cores)
             free_cores.append(core)
             core_job[core] = None
-            proc_busy[proc] -= 1
             mem = core_mem[core]
-            node_busy[node] -= 1
-            before = node_free_mem[node]
-            if node_busy[node]:
-                node_free_mem[node] = before + mem
-            else:  # idle node: exact capacity, whatever rounding the sums left
-                node_free_mem[node] = node_capacity[node]
             core_mem[core] = 0.0
             core_bw[core] = 0.0
-            if mem or node_free_mem[node] != before:
+            left = node_busy[node] - 1
+            node_busy[node] = left
+            before = node_free_mem[node]
+            # an idle node gets its exact capacity, whatever rounding the sums left
+            after = before + mem if left else node_capacity[node]
+            node_free_mem[node] = after
+            if mem or after != before:
                 mem_nodes[node] = None
-            count += 1
-        for proc in touched:
+        for proc, group in touched.items():
+            proc_busy[proc] -= len(group)
+            count += len(group)
             proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += count
         for listener in self.gain_listeners:

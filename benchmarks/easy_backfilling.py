@@ -1,7 +1,8 @@
 """EASY backfilling on whole traces, timed: RICC (447,794 jobs, 8,192 cores) and LCG.
 
 Usage: ``python benchmarks/easy_backfilling.py [TRACE ...] [--scheduler SPEC] [--nb-jobs N]
-[--baseline] [--profile] [--profile-out FILE] [--breakdown] [--keep-out DIR]`` with TRACE
+[--baseline] [--profile] [--profile-out FILE] [--breakdown] [--questions] [--keep-out DIR]``
+with TRACE
 among ``ricc``, ``lcg``, ``kth``, ``gaia`` (default ``ricc lcg``) and SPEC a preset
 (``easy``, ``easy++``, ...) or a JSON object. Prints conversion, simulation (deciding vs
 engine) and output times, decision points and backfilled jobs; ``--baseline`` also runs the
@@ -10,7 +11,12 @@ blocking ``first-high_gflops`` pair on the same workload; ``--keep-out DIR`` kee
 after a change, bit for bit); ``--profile-out FILE`` saves the cProfile statistics
 (``pstats`` format) of the last run for a closer look; ``--breakdown`` prints the share of
 the simulation spent in the scheduler's own code, apart from the placements it asks the
-resource manager for (EASY's own share; the rest is shared with the blocking path).
+resource manager for (EASY's own share; the rest is shared with the blocking path);
+``--questions`` counts the work behind the simulation (the scheduler's questions and refusals,
+the fit counts' recounts, the core pool's takes, releases, settles and P-state changes, the
+ranked tree's updates and searches) by wrapping those methods: the same figures on every
+machine, so a change's effect on them can be quoted exactly (the run is slower: its times are
+not the benchmark's).
 """
 
 from __future__ import annotations
@@ -45,6 +51,92 @@ CASES = {
     "kth": ("KTH-SP2-1996-2.1-cln.swf.gz", "kth_sp2.json"),
     "gaia": ("UniLu-Gaia-2014-1.swf.gz", "gaia.json"),
 }
+
+
+class WorkCounter:
+    """Counts of the work a run does, from wrapped methods (``--questions``): the scheduler's
+    questions to the workload manager (``fits_now``, ``fit_capacity``, refusals), the fit
+    counts brought up to date (``catch_up``: calls, log entries read, nodes recounted), the
+    placements, and the core pool and ranked tree operations behind them. Instance methods are
+    wrapped on the objects of this run; the fit counts and the tree are wrapped on their
+    classes until :meth:`restore`."""
+
+    def __init__(self, manager: WorkloadManager, sched: BackfillScheduler | None) -> None:
+        from hdeeprm.decision import _segment, fit
+
+        self.counts: dict[str, int] = {}
+        counts = self.counts
+        self._restore: list[tuple[Any, str, Any]] = []
+
+        def bump(key: str, by: int = 1) -> None:
+            counts[key] = counts.get(key, 0) + by
+
+        def wrap(owner: Any, name: str, key: str, extra: Any = None, result: Any = None) -> None:
+            method = getattr(owner, name)
+            if isinstance(owner, type):
+                self._restore.append((owner, name, owner.__dict__[name]))
+
+            def call(*args: Any) -> Any:
+                bump(key)
+                if extra is not None:
+                    extra(*args)
+                answer = method(*args)
+                if result is not None:
+                    result(answer)
+                return answer
+
+            setattr(owner, name, call)
+
+        pool = manager.pool
+
+        def log_read(counts_self: Any, _pool: Any, log: Any, *rest: Any) -> None:
+            seg = log.nodes[counts_self.pos - log.base :]
+            bump("fit counts: log entries read", len(seg))
+            bump("fit counts: nodes recounted", len(set(seg)))
+
+        def refused(answer: bool) -> None:
+            if not answer:
+                bump("fits_now refused")
+
+        wrap(manager, "fits_now", "fits_now questions", result=refused)
+        wrap(manager, "fit_capacity", "fit_capacity counts")
+        wrap(fit._FloorCounts, "catch_up", "fit counts: catch_up calls", log_read)
+        wrap(manager.resource_manager, "allocate", "allocations asked")
+        wrap(
+            pool,
+            "take_run",
+            "pool: processor runs taken",
+            lambda *a: bump("pool: cores taken", a[1]),
+        )
+        wrap(pool, "release", "pool: releases", lambda c, _n: bump("pool: cores released", len(c)))
+        wrap(
+            pool, "_settle", "pool: settles", lambda t, *_: bump("pool: processors settled", len(t))
+        )
+        wrap(
+            pool, "drain", "pool: drains", lambda: bump("pool: cores switched", len(pool._changed))
+        )
+        wrap(
+            _segment.MaxTree,
+            "set_many",
+            "tree: set_many",
+            lambda _t, s, _v: bump("tree: slots written", len(s)),
+        )
+        wrap(_segment.MaxTree, "leftmost_from", "tree: leftmost_from")
+        if sched is not None:
+
+            def tried(answer: bool) -> None:
+                if not answer:
+                    bump("scheduler: refused starts")
+
+            wrap(sched, "_try", "scheduler: starts tried", result=tried)
+
+    def restore(self) -> None:
+        for owner, name, method in self._restore:
+            setattr(owner, name, method)
+
+    def report(self) -> str:
+        width = max(map(len, self.counts), default=0)
+        return "\n".join(f"      {k:<{width}} {v:>14,}" for k, v in sorted(self.counts.items()))
 
 
 class SchedulerClock:
@@ -97,6 +189,7 @@ def bench(
     keep: Path | None = None,
     profile_out: Path | None = None,
     breakdown: bool = False,
+    questions: bool = False,
 ) -> None:
     trace_name, platform_name = CASES[case]
     trace = TRACES / trace_name
@@ -134,6 +227,7 @@ def bench(
                 scheduler=sched,
             )
             clock = SchedulerClock(sched) if breakdown and sched is not None else None
+            counter = WorkCounter(manager, sched) if questions else None
             engine = Engine(sim_platform, workload)
             profiler = cProfile.Profile() if profile else None
             if profiler:
@@ -143,6 +237,8 @@ def bench(
             t3, c3 = time.perf_counter(), time.process_time()
             if profiler:
                 profiler.disable()
+            if counter is not None:
+                counter.restore()
             paths = write_outputs(engine, out)
             t4 = time.perf_counter()
             if keep is not None:
@@ -184,6 +280,9 @@ def bench(
                     f"{own * (c3 - c2):.1f} s CPU), placements it asked for {placing:.1%}"
                 )
             print(f"    mean wait    {sum(waits) / max(len(waits), 1):,.0f} s")
+            if counter is not None:
+                print("    work counted (--questions; this run's times include the counting)")
+                print(counter.report())
             if profiler:
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
                 if profile_out is not None:
@@ -205,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time the scheduler's own code apart from the placements it asks for",
     )
+    parser.add_argument(
+        "--questions",
+        action="store_true",
+        help="count the scheduler's questions and the resource state's work (slower run)",
+    )
     args = parser.parse_args(argv)
     # over-subscription warnings would go to stderr (no handler): not part of the timing
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
@@ -219,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             args.keep_out,
             args.profile_out,
             args.breakdown,
+            args.questions,
         )
     return 0
 

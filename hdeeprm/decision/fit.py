@@ -32,7 +32,7 @@ class _SizeTracker:
 
     __slots__ = ("mem", "need", "counts", "total", "pos", "resets")
 
-    def __init__(self, pool: CorePool, mem: float, log: _ChangeLog) -> None:
+    def __init__(self, pool: CorePool, mem: float, log: ChangeLog) -> None:
         self.mem = mem
         self.need = mem - MEM_TOL
         self.counts = [self.tasks(pool, node) for node in range(len(pool.node_cores))]
@@ -54,7 +54,7 @@ class _SizeTracker:
         count = int(spare / self.mem + _SLACK) + 1
         return count if count < free else free
 
-    def catch_up(self, pool: CorePool, log: _ChangeLog) -> None:
+    def catch_up(self, pool: CorePool, log: ChangeLog) -> None:
         """Recount the nodes changed since :attr:`pos` (each once)."""
         start = self.pos - log.base
         if start < len(log.nodes):
@@ -100,13 +100,13 @@ class FitIndex:
         self.pool = pool
         self.tracked: dict[float, _SizeTracker] = {}
         #: Compact the log beyond this many entries (a few times the node count).
-        self.log = _ChangeLog(self, 4 * len(pool.node_cores) + 256)
+        self.log = ChangeLog(self, 4 * len(pool.node_cores) + 256)
         self.listening = False
 
     def _listen(self, on: bool) -> None:
         listeners = self.pool.node_change_listeners
         if on and not self.listening:
-            listeners.append(self.log)  # type: ignore[arg-type]
+            listeners.append(self.log)
         elif not on and self.listening:
             listeners[:] = [s for s in listeners if s is not self.log]
         self.listening = on
@@ -158,10 +158,12 @@ class FitIndex:
         log.nodes.clear()
 
 
-class _ChangeLog:
+class ChangeLog:
     """Node ids the pool reports as changed, appended in order (one append per change, shared
     by every watched size instead of one set insertion per size). Registered with the pool as a
-    node change listener: it only needs ``add`` and ``update``."""
+    node change listener: a take appends to :attr:`nodes` itself (no call), a release calls
+    :meth:`update`, which compacts beyond :attr:`limit` (takes alone can add at most one entry
+    per core between two releases, so the log stays bounded)."""
 
     __slots__ = ("nodes", "base", "resets", "owner", "limit")
 
@@ -200,44 +202,56 @@ class _ChangeLog:
 class _FloorCounts:
     """For one task size: each node's ``min(free cores, (free memory + MEM_TOL) // mem)`` (0
     without a free core, never negative), their total, and the change log position they are
-    current at."""
+    current at. Counts and total are floats holding whole numbers (exact): the counting loops
+    then run on floats alone, which CPython specialises (mixing ints and floats is slower)."""
 
     __slots__ = ("mem", "counts", "total", "pos", "resets", "asked")
 
-    def __init__(self, pool: CorePool, mem: float, log: _ChangeLog) -> None:
+    def __init__(self, pool: CorePool, mem: float, log: ChangeLog, sizes: list[float]) -> None:
         self.mem = mem
-        node_cores, node_busy, node_free_mem = pool.node_cores, pool.node_busy, pool.node_free_mem
-        counts = []
-        for node in range(len(node_cores)):
-            free = len(node_cores[node]) - node_busy[node]
-            count = min(free, int((node_free_mem[node] + MEM_TOL) // mem)) if free else 0
-            counts.append(count if count > 0 else 0)
+        node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
+        counts: list[float] = []
+        total = 0.0
+        for node, size in enumerate(sizes):
+            free = size - node_busy[node]
+            count = min(free, (node_free_mem[node] + MEM_TOL) // mem) if free else 0.0
+            if not count > 0.0:
+                count = 0.0
+            counts.append(count)
+            total += count
         self.counts = counts
-        self.total = sum(counts)
+        self.total = total
         self.pos = log.end
         self.resets = log.resets
         self.asked = True
 
-    def catch_up(self, pool: CorePool, log: _ChangeLog, sizes: list[int]) -> None:
-        """Recount the nodes changed since :attr:`pos` (each once); ``sizes``: cores per node."""
+    def catch_up(self, pool: CorePool, log: ChangeLog, sizes: list[float]) -> None:
+        """Recount the nodes changed since :attr:`pos` (each once); ``sizes``: cores per node,
+        as floats.
+
+        The loop runs for every node change while a size is kept (RICC with EASY: about 40
+        million times), so it keeps the floor as the float ``//`` gives it and the free cores
+        as floats: no ``int()`` call per node, and float operations CPython specialises;
+        :meth:`NodeFloorFit.tasks` converts the total once."""
+        nodes = log.nodes
         start = self.pos - log.base
-        if start < len(log.nodes):
-            mem, counts, total = self.mem, self.counts, self.total
+        if start < len(nodes):
+            mem, counts, total, tol = self.mem, self.counts, self.total, MEM_TOL
             node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
-            for node in set(log.nodes[start:]):
+            for node in set(nodes[start:]):
                 free = sizes[node] - node_busy[node]
                 if free:
-                    count = int((node_free_mem[node] + MEM_TOL) // mem)
+                    count = (node_free_mem[node] + tol) // mem
                     if count > free:
                         count = free
-                    elif count < 0:
-                        count = 0
+                    elif count < 0.0:
+                        count = 0.0
                 else:
-                    count = 0
+                    count = 0.0
                 total += count - counts[node]
                 counts[node] = count
             self.total = total
-        self.pos = log.end
+        self.pos = log.base + len(nodes)
 
 
 class NodeFloorFit:
@@ -256,10 +270,11 @@ class NodeFloorFit:
         self.pool = pool
         #: Compact the log beyond this many entries (a few times the node count).
         self.limit = 4 * len(pool.node_cores) + 256
-        self.log = _ChangeLog(self, self.limit)
+        self.log = ChangeLog(self, self.limit)
         self.listening = False
         self.sizes: dict[float, _FloorCounts] = {}
-        self.node_sizes = [len(cores) for cores in pool.node_cores]
+        #: Cores per node, as floats (the counts' arithmetic stays in floats).
+        self.node_sizes = [float(len(cores)) for cores in pool.node_cores]
         #: Full recounts (a size asked for the first time, after a reset, or after being
         #: dropped): what a scan of every node would cost each time.
         self.nb_builds = 0
@@ -268,17 +283,17 @@ class NodeFloorFit:
         """Tasks of ``mem`` MB (``mem > 0``) the nodes can take now, summed over nodes."""
         log, pool = self.log, self.pool
         if not self.listening:
-            pool.node_change_listeners.append(log)  # type: ignore[arg-type]
+            pool.node_change_listeners.append(log)
             self.listening = True
         counts = self.sizes.get(mem)
         if counts is None or counts.resets != log.resets:
-            counts = self.sizes[mem] = _FloorCounts(pool, mem, log)
+            counts = self.sizes[mem] = _FloorCounts(pool, mem, log, self.node_sizes)
             self.nb_builds += 1
         else:
             counts.asked = True
-            if counts.pos != log.end:
+            if counts.pos != log.base + len(log.nodes):
                 counts.catch_up(pool, log, self.node_sizes)
-        return counts.total
+        return int(counts.total)
 
     def fits(self, res: int, mem: float) -> bool:
         """Whether ``tasks(mem) >= res`` (``mem > 0``), the same answer, without keeping counts
@@ -289,16 +304,15 @@ class NodeFloorFit:
         counts = self.sizes.get(mem)
         if counts is not None and counts.resets == self.log.resets:
             return self.tasks(mem) >= res
-        pool = self.pool
-        node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
-        total = 0
+        node_busy, node_free_mem, tol = self.pool.node_busy, self.pool.node_free_mem, MEM_TOL
+        total = 0.0
         for node, size in enumerate(self.node_sizes):
             free = size - node_busy[node]
             if free:
-                count = int((node_free_mem[node] + MEM_TOL) // mem)
+                count = (node_free_mem[node] + tol) // mem
                 if count > free:
                     count = free
-                if count > 0:
+                if count > 0.0:
                     total += count
                     if total >= res:
                         return True

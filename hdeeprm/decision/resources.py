@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from bisect import insort
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +41,9 @@ from hdeeprm.platform.hierarchy import (
     Platform,
 )
 from hdeeprm.simulation.events import HostIds, SetResourceState
+
+if TYPE_CHECKING:
+    from hdeeprm.decision.fit import ChangeLog
 
 INSIGHTS = logging.getLogger("hdeeprm.insights")
 
@@ -102,9 +106,12 @@ class CorePool:
         #: Sets that receive every processor whose bandwidth demand was summed again (settle:
         #: the sum in core order may round below the running one).
         self.demand_listeners: list[set[int]] = []
-        #: Sets that receive the id of every node whose free cores or free memory changed
-        #: (the fit index's aggregates).
-        self.node_change_listeners: list[set[int]] = []
+        #: Change logs (:class:`hdeeprm.decision.fit.ChangeLog`) that receive the id of every
+        #: node whose free cores or free memory changed (the fit counts): a take appends to
+        #: their ``nodes`` list directly (millions of times on a whole trace: no method call),
+        #: a release calls ``update`` (which keeps the log bounded), a reset ``update`` with
+        #: a ``range`` of every node.
+        self.node_change_listeners: list[ChangeLog] = []
         self.reset()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -198,7 +205,7 @@ class CorePool:
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
         for listener in self.node_change_listeners:
-            listener.add(node)
+            listener.nodes.append(node)  # bounded: checked at each release
 
     def take_run(self, proc: int, count: int, job_id: str, mem: float, mem_bw: float) -> list[int]:
         """Give the ``count`` lowest free cores of ``proc`` to tasks of ``job_id``, in ascending
@@ -230,7 +237,7 @@ class CorePool:
         if mem < 0.0 or mem_bw < 0.0:  # a key could improve: not for job records
             self._gained([proc], node)
         for listener in self.node_change_listeners:
-            listener.add(node)
+            listener.nodes.append(node)  # bounded: checked at each release
         return cores
 
     def give(self, core: int) -> None:
@@ -312,14 +319,21 @@ class CorePool:
             listener.update(procs)
         for proc in procs:
             members = proc_cores[proc]
-            demand = 0.0
-            if proc_busy[proc]:  # else every core is free, with 0.0: the sum is 0.0
-                for c in members:
-                    demand += core_bw[c]
+            if proc_busy[proc]:
+                if len(members) == 4:  # RICC's processors: the loop below, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = 0.0
+                    for c in members:
+                        demand += core_bw[c]
+                idle = P2
+            else:  # every core is free, with 0.0: the sum is 0.0
+                demand = 0.0
+                idle = P3
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
-            idle = P2 if proc_busy[proc] else P3
             group = touched[proc]
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
@@ -409,20 +423,20 @@ class CorePool:
             free_index[core] = len(free_cores)
             free_cores.append(core)
             core_job[core] = None
-            proc_busy[proc] -= 1
             mem = core_mem[core]
-            node_busy[node] -= 1
-            before = node_free_mem[node]
-            if node_busy[node]:
-                node_free_mem[node] = before + mem
-            else:  # idle node: exact capacity, whatever rounding the sums left
-                node_free_mem[node] = node_capacity[node]
             core_mem[core] = 0.0
             core_bw[core] = 0.0
-            if mem or node_free_mem[node] != before:
+            left = node_busy[node] - 1
+            node_busy[node] = left
+            before = node_free_mem[node]
+            # an idle node gets its exact capacity, whatever rounding the sums left
+            after = before + mem if left else node_capacity[node]
+            node_free_mem[node] = after
+            if mem or after != before:
                 mem_nodes[node] = None
-            count += 1
-        for proc in touched:
+        for proc, group in touched.items():
+            proc_busy[proc] -= len(group)
+            count += len(group)
             proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += count
         for listener in self.gain_listeners:

@@ -167,22 +167,29 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         switches output recording for this episode; ``options={"window": k}`` selects
         fixed window ``k`` (``split="eval"`` or ``"val"``). The train split draws its window
         from ``np_random``; a fixed window's random policies are seeded from ``eval_seed`` (or
-        ``val_seed``) and ``k`` alone.
+        ``val_seed``) and ``k`` alone. ``options={"window": k, "workload": w}`` plays the
+        :class:`~hdeeprm.workload.Workload` ``w`` in place of window ``k``'s jobs, with the
+        window's seeds: a what-if version of the window (a planner's view of it, say).
         """
         if seed is None and self._np_random is None:
             seed = self.options.seed
         super().reset(seed=seed)
         options = options or {}
-        unknown = set(options) - {"trace", "window"}
+        unknown = set(options) - {"trace", "window", "workload"}
         if unknown:
             raise ValueError(
-                f"unknown reset option(s) {', '.join(sorted(unknown))}; allowed: trace, window"
+                f"unknown reset option(s) {', '.join(sorted(unknown))}; allowed: trace, "
+                "window, workload"
             )
+        if "workload" in options and options.get("window") is None:
+            raise ValueError('reset option "workload" needs a fixed "window" (its seeds)')
         if "trace" in options:
             self.trace = bool(options["trace"])
         first, self.eval_window = self.windows.choose(self.np_random, options.get("window"))
         workload = self.windows.workload_at(first)
         self.window = (first, first + len(workload.jobs) - 1)
+        if "workload" in options:
+            workload = options["workload"]
         manager_seed = int(self.np_random.integers(0, 2**63 - 1))
         if self.eval_window is not None:
             manager_seed = self.windows.eval_seed_of(self.eval_window)

@@ -1,0 +1,248 @@
+"""A teacher that plans only with what a scheduler knows: the rollout algorithm without
+clairvoyance.
+
+:class:`~hdeeprm.training.rollout.RolloutTeacher` compares its candidates on the window's
+*real* future: the jobs that will arrive later and the actual run times of those that have
+not ended. No observation holds either, and students cloned from it learn little of its gain
+even on the windows it labelled (docs/learning.md, "Why the students fall short of the
+teacher"). :class:`PlanningTeacher` runs the same rollout algorithm on a *planning view* of
+the window at each segment's first decision, time ``t``:
+
+* the jobs submitted by ``t`` only (no arrivals);
+* jobs that ended by ``t`` as they ran (their end is known);
+* jobs running or queued at ``t`` with their *requested* work (the profile's ``req_ops``, or
+  ``req_time`` for a ``delay`` profile) in place of the actual one.
+
+Played from the window's start with the decisions committed so far, the planning view
+reaches the same state at ``t`` as the real window (the same jobs, decisions and ends before
+``t``), which is checked on every segment: a segment whose planning view does not reach the
+real observation (a job that has run past its requested work, say) keeps the base action and
+is counted in :attr:`PlanResult.unsynced`. The candidates are ranked by the objective of the
+planning view's episode (the known jobs only). The committed trajectory is then played on the
+real window, which gives the teacher's true value; unlike the clairvoyant teacher it can be
+worse than the base policy.
+
+Its labels are a function of the state at each decision (the queue, the running jobs and
+their requests), so a student with a rich enough observation can learn them exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hdeeprm.simulation import FINAL_STATES
+from hdeeprm.training.imitation import Demonstrations
+from hdeeprm.workload.model import JobSpec, Profile, Workload
+
+#: Prefix of the planning profiles' names (``plan!<profile>``).
+PLAN_PREFIX = "plan!"
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """One window labelled by the planning teacher (see :class:`PlanningTeacher`)."""
+
+    window: int
+    demonstrations: Demonstrations
+    #: The base policy's and the teacher's objective on the real window.
+    base_value: float
+    value: float
+    #: Per segment: the chosen action, and its planned gain over the base (objective units).
+    segment_actions: tuple[int, ...]
+    segment_gains: tuple[float, ...]
+    #: Segments whose planning view did not reach the real state (kept the base).
+    unsynced: int
+    episodes: int
+    cpu_seconds: float
+
+    @property
+    def improvement(self) -> float:
+        """Relative change of the real objective against the base (negative: better, for a
+        cost)."""
+        return (self.value - self.base_value) / abs(self.base_value) if self.base_value else 0.0
+
+
+def requested_profile(profile: Profile) -> Profile:
+    """``profile`` with the work its user requested in place of the actual work (unchanged
+    if it records no request)."""
+    req_ops = profile.extra.get("req_ops")
+    if profile.type != "delay" and req_ops is not None:
+        return Profile(
+            PLAN_PREFIX + profile.name,
+            profile.type,
+            None,
+            float(req_ops),
+            profile.com,
+            profile.extra,
+        )
+    req_time = profile.extra.get("req_time")
+    if profile.type == "delay" and req_time is not None:
+        return Profile(PLAN_PREFIX + profile.name, "delay", float(req_time), extra=profile.extra)
+    return profile
+
+
+def planning_view(window: Workload, now: float, ended: set[str]) -> Workload:
+    """The jobs of ``window`` submitted by ``now``: those in ``ended`` as they are, the others
+    with their requested work (:func:`requested_profile`)."""
+    profiles = dict(window.profiles)
+    jobs: list[JobSpec] = []
+    for job in window.jobs:
+        if job.subtime > now:
+            break  # jobs are in submission order
+        if job.id in ended:
+            jobs.append(job)
+            continue
+        planned = requested_profile(window.profiles[job.profile])
+        profiles.setdefault(planned.name, planned)
+        jobs.append(JobSpec(job.id, job.subtime, job.res, planned.name, job.walltime, job.extra))
+    return Workload(window.nb_res, jobs, profiles, window.name, window.extra)
+
+
+class PlanningTeacher:
+    """The rollout algorithm over ``base`` on planning views of the fixed windows of ``env``.
+
+    Args: as :class:`~hdeeprm.training.rollout.RolloutTeacher` (``env`` must accept
+    ``reset(options={"window": k, "workload": w})``, as
+    :class:`~hdeeprm.environment.HeterogeneousClusterEnv` does).
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        base: int,
+        candidates: Sequence[int],
+        *,
+        segment: int = 200,
+        maximize: bool = False,
+        tolerance: float = 1e-9,
+    ) -> None:
+        if segment < 1:
+            raise ValueError(f"segment must be at least 1 decision, got {segment}")
+        if tolerance < 0:
+            raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+        n = int(env.action_space.n)
+        for action in (base, *candidates):
+            if not 0 <= int(action) < n:
+                raise ValueError(f"action {action} is outside the action space (0..{n - 1})")
+        self.env = env
+        self.base = int(base)
+        ordered = [self.base] + [int(a) for a in candidates if int(a) != self.base]
+        self.candidates = tuple(dict.fromkeys(ordered))
+        self.segment = int(segment)
+        self.sign = -1.0 if maximize else 1.0
+        self.tolerance = float(tolerance)
+        self.episodes = 0
+
+    def _play(
+        self, window: int, actions: Sequence[int], then: int, workload: Workload | None = None
+    ) -> tuple[float, int]:
+        """One episode of the window (or of ``workload`` in its place): ``actions``, then
+        ``then`` to the end; (objective, decisions)."""
+        env = self.env
+        options: dict[str, Any] = {"window": window}
+        if workload is not None:
+            options["workload"] = workload
+        env.reset(seed=0, options=options)
+        n = 0
+        while not env.finished:
+            env.step(int(actions[n]) if n < len(actions) else then)
+            n += 1
+        self.episodes += 1
+        return float(env.objective_value()), n
+
+    def _state_at(self, window: int, actions: Sequence[int]) -> tuple[np.ndarray, Workload] | None:
+        """The real window played through ``actions``: the observation and the planning view
+        there (``None`` if the window ends first)."""
+        env = self.env
+        obs, _ = env.reset(seed=0, options={"window": window})
+        for action in actions:
+            if env.finished:
+                return None
+            obs, *_ = env.step(int(action))
+        if env.finished:
+            return None
+        real = env.windows.workload_at(env.window[0])
+        # the jobs whose end the simulation has reached (Batsim ids: "workload!job")
+        ended = {
+            job_id.split("!", 1)[-1]
+            for job_id, job in env.engine.jobs.items()
+            if job.state in FINAL_STATES
+        }
+        return obs, planning_view(real, env.manager.now, ended)
+
+    def _synced(self, window: int, actions: Sequence[int], view: Workload, obs: np.ndarray) -> bool:
+        """Whether ``view`` played through ``actions`` reaches the observation ``obs``."""
+        env = self.env
+        got, _ = env.reset(seed=0, options={"window": window, "workload": view})
+        for action in actions:
+            if env.finished:
+                return False
+            got, *_ = env.step(int(action))
+        return not env.finished and np.array_equal(got, obs)
+
+    def improve(self, window: int) -> PlanResult:
+        """The planning teacher on ``window``: its trajectory on the real window, labelled."""
+        since = (self.episodes, time.process_time())
+        base_value, _ = self._play(window, [], self.base)
+        committed: list[int] = []
+        chosen: list[tuple[int, float]] = []
+        unsynced = 0
+        while True:
+            state = self._state_at(window, committed)
+            if state is None:  # the real window ends within the committed decisions
+                break
+            obs, view = state
+            best, gain = self.base, 0.0
+            if self._synced(window, committed, view, obs):
+                values = {
+                    a: self._play(window, committed + [a] * self.segment, self.base, view)[0]
+                    for a in self.candidates
+                }
+                planned_base = values[self.base]
+                top = min(self.candidates, key=lambda a: (self.sign * values[a], a != self.base))
+                top_gain = self.sign * (planned_base - values[top])
+                if top_gain > self.tolerance * abs(planned_base):
+                    best, gain = top, top_gain
+            else:
+                unsynced += 1
+            chosen.append((best, gain))
+            committed += [best] * self.segment
+        value, observations, masks, actions = self._record(window, committed)
+        obs_arr = np.asarray(observations, dtype=np.float32)
+        allowed = np.asarray(masks, dtype=bool)
+        labels = np.asarray(actions, dtype=np.int64)
+        keep = allowed[np.arange(len(labels)), labels]
+        return PlanResult(
+            window=window,
+            demonstrations=Demonstrations(obs_arr[keep], allowed[keep], labels[keep]),
+            base_value=base_value,
+            value=value,
+            segment_actions=tuple(a for a, _ in chosen),
+            segment_gains=tuple(g for _, g in chosen),
+            unsynced=unsynced,
+            episodes=self.episodes - since[0],
+            cpu_seconds=time.process_time() - since[1],
+        )
+
+    def _record(
+        self, window: int, committed: Sequence[int]
+    ) -> tuple[float, list[np.ndarray], list[np.ndarray], list[int]]:
+        """The committed trajectory on the real window (the base after it): its objective,
+        and the observation, mask and action of every decision."""
+        env = self.env
+        obs, _ = env.reset(seed=0, options={"window": window})
+        observations, masks, actions = [], [], []
+        while not env.finished:
+            n = len(actions)
+            action = int(committed[n]) if n < len(committed) else self.base
+            observations.append(obs)
+            masks.append(env.action_masks())
+            actions.append(action)
+            obs, *_ = env.step(action)
+        self.episodes += 1
+        return float(env.objective_value()), observations, masks, actions

@@ -37,6 +37,7 @@ import numpy as np
 
 from hdeeprm.simulation import FINAL_STATES
 from hdeeprm.training.imitation import Demonstrations
+from hdeeprm.training.rollout import TeacherResult, checked_candidates
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 #: Prefix of the planning profiles' names (``plan!<profile>``).
@@ -44,27 +45,13 @@ PLAN_PREFIX = "plan!"
 
 
 @dataclass(frozen=True)
-class PlanResult:
-    """One window labelled by the planning teacher (see :class:`PlanningTeacher`)."""
+class PlanResult(TeacherResult):
+    """One window labelled by the planning teacher: a
+    :class:`~hdeeprm.training.rollout.TeacherResult` whose ``value`` is the committed
+    trajectory's on the real window and whose ``segment_gains`` are the planned ones."""
 
-    window: int
-    demonstrations: Demonstrations
-    #: The base policy's and the teacher's objective on the real window.
-    base_value: float
-    value: float
-    #: Per segment: the chosen action, and its planned gain over the base (objective units).
-    segment_actions: tuple[int, ...]
-    segment_gains: tuple[float, ...]
-    #: Segments whose planning view did not reach the real state (kept the base).
-    unsynced: int
-    episodes: int
-    cpu_seconds: float
-
-    @property
-    def improvement(self) -> float:
-        """Relative change of the real objective against the base (negative: better, for a
-        cost)."""
-        return (self.value - self.base_value) / abs(self.base_value) if self.base_value else 0.0
+    #: Segments whose planning view did not reach the real state (they kept the base).
+    unsynced: int = 0
 
 
 def requested_profile(profile: Profile) -> Profile:
@@ -121,22 +108,13 @@ class PlanningTeacher:
         maximize: bool = False,
         tolerance: float = 1e-9,
     ) -> None:
-        if segment < 1:
-            raise ValueError(f"segment must be at least 1 decision, got {segment}")
-        if tolerance < 0:
-            raise ValueError(f"tolerance must be >= 0, got {tolerance}")
-        n = int(env.action_space.n)
-        for action in (base, *candidates):
-            if not 0 <= int(action) < n:
-                raise ValueError(f"action {action} is outside the action space (0..{n - 1})")
         self.env = env
-        self.base = int(base)
-        ordered = [self.base] + [int(a) for a in candidates if int(a) != self.base]
-        self.candidates = tuple(dict.fromkeys(ordered))
+        self.base, self.candidates = checked_candidates(env, base, candidates, segment, tolerance)
         self.segment = int(segment)
         self.sign = -1.0 if maximize else 1.0
         self.tolerance = float(tolerance)
         self.episodes = 0
+        self.decisions = 0
 
     def _play(
         self, window: int, actions: Sequence[int], then: int, workload: Workload | None = None
@@ -153,6 +131,7 @@ class PlanningTeacher:
             env.step(int(actions[n]) if n < len(actions) else then)
             n += 1
         self.episodes += 1
+        self.decisions += n
         return float(env.objective_value()), n
 
     def _state_at(self, window: int, actions: Sequence[int]) -> tuple[np.ndarray, Workload] | None:
@@ -187,7 +166,7 @@ class PlanningTeacher:
 
     def improve(self, window: int) -> PlanResult:
         """The planning teacher on ``window``: its trajectory on the real window, labelled."""
-        since = (self.episodes, time.process_time())
+        since = (self.episodes, self.decisions, time.process_time())
         base_value, _ = self._play(window, [], self.base)
         committed: list[int] = []
         chosen: list[tuple[int, float]] = []
@@ -226,7 +205,8 @@ class PlanningTeacher:
             segment_gains=tuple(g for _, g in chosen),
             unsynced=unsynced,
             episodes=self.episodes - since[0],
-            cpu_seconds=time.process_time() - since[1],
+            decisions=self.decisions - since[1],
+            cpu_seconds=time.process_time() - since[2],
         )
 
     def _record(
@@ -245,4 +225,5 @@ class PlanningTeacher:
             actions.append(action)
             obs, *_ = env.step(action)
         self.episodes += 1
+        self.decisions += len(actions)
         return float(env.objective_value()), observations, masks, actions

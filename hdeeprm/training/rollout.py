@@ -75,6 +75,23 @@ class TeacherResult:
         return (self.value - self.base_value) / abs(self.base_value) if self.base_value else 0.0
 
 
+def checked_candidates(
+    env: Any, base: int, candidates: Sequence[int], segment: int, tolerance: float
+) -> tuple[int, tuple[int, ...]]:
+    """A rollout's base and candidates (the base first, no repeats), after checking them,
+    ``segment`` and ``tolerance`` against ``env``'s action space (:class:`ValueError`)."""
+    if segment < 1:
+        raise ValueError(f"segment must be at least 1 decision, got {segment}")
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    n = int(env.action_space.n)
+    for action in (base, *candidates):
+        if not 0 <= int(action) < n:
+            raise ValueError(f"action {action} is outside the action space (0..{n - 1})")
+    ordered = [int(base)] + [int(a) for a in candidates if int(a) != int(base)]
+    return int(base), tuple(dict.fromkeys(ordered))
+
+
 class RolloutTeacher:
     """The rollout algorithm over a base action, on the fixed windows of an environment.
 
@@ -100,18 +117,8 @@ class RolloutTeacher:
         maximize: bool = False,
         tolerance: float = 1e-9,
     ) -> None:
-        if segment < 1:
-            raise ValueError(f"segment must be at least 1 decision, got {segment}")
-        if tolerance < 0:
-            raise ValueError(f"tolerance must be >= 0, got {tolerance}")
-        n = int(env.action_space.n)
-        for action in (base, *candidates):
-            if not 0 <= int(action) < n:
-                raise ValueError(f"action {action} is outside the action space (0..{n - 1})")
         self.env = env
-        self.base = int(base)
-        ordered = [self.base] + [int(a) for a in candidates if int(a) != self.base]
-        self.candidates = tuple(dict.fromkeys(ordered))
+        self.base, self.candidates = checked_candidates(env, base, candidates, segment, tolerance)
         self.segment = int(segment)
         self.sign = -1.0 if maximize else 1.0
         self.tolerance = float(tolerance)

@@ -136,3 +136,19 @@ def test_arguments_are_checked(arrivals_env) -> None:
         PlanningTeacher(arrivals_env, 0, [1], tolerance=-1.0)
     with pytest.raises(ValueError, match="outside the action space"):
         PlanningTeacher(arrivals_env, 0, [99])
+
+
+def test_a_what_if_workload_equal_to_the_window_replays_it(arrivals_env) -> None:
+    # the window's own jobs passed as a what-if workload: the same episode, bit for bit
+    env = arrivals_env
+    own = env.windows.workload_at(env.windows.val_starts[1])
+    runs = []
+    for options in ({"window": 1}, {"window": 1, "workload": own}):
+        obs, _ = env.reset(seed=0, options=options)
+        trace = [obs]
+        while not env.finished:
+            obs, *_ = env.step(2)  # shortest-low_power throughout
+            trace.append(obs)
+        runs.append((np.asarray(trace), env.objective_value()))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1]

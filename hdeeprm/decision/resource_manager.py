@@ -505,7 +505,7 @@ class _RankedTree:
         pool, order = self.pool, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
         ranks, listed = self.open, self.listed
-        gained, dirty_add = self.gained, self.dirty.add
+        gained = self.gained
         if gained:
             rank = self.rank
             for p in gained:
@@ -546,7 +546,6 @@ class _RankedTree:
                 else:
                     del ranks[i]
                     listed[proc] = False
-                    dirty_add(proc)  # full: its slot drops at the next refresh
                 if not left:
                     break
                 continue
@@ -578,7 +577,6 @@ class _RankedTree:
         pool, tree, order = self.pool, self.tree, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node
         take_run, leftmost_from = pool.take_run, tree.leftmost_from
-        dirty_add = self.dirty.add
         need = mem - MEM_TOL
         r = leftmost_from(start, need)
         while r is not None:
@@ -600,8 +598,6 @@ class _RankedTree:
                         count = run
                     taken[proc] = take_run(proc, count, job_id, mem, mem_bw)
                     left -= count
-                    if not members:
-                        dirty_add(proc)  # full: as in the walk
                     if not left:
                         break
                     r = leftmost_from(r + 1, need)

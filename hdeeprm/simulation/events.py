@@ -15,7 +15,7 @@ to translate objects to JSON and back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +74,7 @@ class Message:
 
 
 # --- decisions (decision system -> simulator) ---------------------------------------------
-@dataclass(slots=True, frozen=True, init=False)
+@dataclass(slots=True, frozen=True)
 class ExecuteJob:
     """Start ``job_id`` now on the compute hosts ``alloc`` (Batsim resource ids).
 
@@ -90,13 +90,6 @@ class ExecuteJob:
     #: GPUs): recorded in ``out_gpus.csv`` and read by the service-time model.
     gpus: Sequence[int] = ()
 
-    def __init__(self, job_id: str, alloc: Sequence[int], gpus: Sequence[int] = ()) -> None:
-        # The slots' own setters (see _slot_setters): the __init__ a frozen dataclass writes
-        # goes through object.__setattr__ by name, half as slow again; one per started job
-        _EXECUTE_JOB_JOB_ID(self, job_id)
-        _EXECUTE_JOB_ALLOC(self, alloc)
-        _EXECUTE_JOB_GPUS(self, gpus)
-
 
 class HostIds(tuple[int, ...]):
     """A tuple of host ids that its maker guarantees to be Python ints in strictly
@@ -106,7 +99,7 @@ class HostIds(tuple[int, ...]):
     __slots__ = ()
 
 
-@dataclass(slots=True, frozen=True, init=False)
+@dataclass(slots=True, frozen=True)
 class SetResourceState:
     """Switch the hosts ``resources`` to P-state ``state`` now.
 
@@ -118,26 +111,6 @@ class SetResourceState:
 
     resources: Sequence[int]
     state: int
-
-    def __init__(self, resources: Sequence[int], state: int) -> None:
-        _SET_RESOURCE_STATE_RESOURCES(self, resources)  # as ExecuteJob's
-        _SET_RESOURCE_STATE_STATE(self, state)
-
-
-def _slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...]:
-    """The ``__set__`` of each named slot of ``cls``: they write the slot directly, which
-    frozen dataclasses forbid through attribute assignment only (``frozen`` guards
-    ``__setattr__``), so the hand-written ``__init__`` of the hot decisions can use them and
-    the objects stay immutable to their users."""
-    return tuple(getattr(cls, name).__set__ for name in names)
-
-
-_EXECUTE_JOB_JOB_ID, _EXECUTE_JOB_ALLOC, _EXECUTE_JOB_GPUS = _slot_setters(
-    ExecuteJob, "job_id", "alloc", "gpus"
-)
-_SET_RESOURCE_STATE_RESOURCES, _SET_RESOURCE_STATE_STATE = _slot_setters(
-    SetResourceState, "resources", "state"
-)
 
 
 @dataclass(slots=True, frozen=True)

@@ -155,7 +155,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--demonstrations",
         type=Path,
         nargs="+",
-        help="train the student on this demonstrations.npz of an earlier run (no teacher)",
+        help="train the students on these demonstrations.npz of earlier runs (no teacher)",
     )
     parser.add_argument(
         "--no-pairs",
@@ -171,13 +171,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--quorums must be between 1 and --students ({args.students})")
     if args.quorums and args.students < 2:
         parser.error("--quorums needs --students 2 or more")
-    for key in ("window_jobs", "train_windows", "eval_windows"):
-        if getattr(args, key) is not None and getattr(args, key) < 1:
-            parser.error(f"--{key.replace('_', '-')} must be >= 1")
-    for key in ("train_jobs", "eval_jobs"):
-        bounds = getattr(args, key)
-        if bounds is not None and not 0 <= bounds[0] < bounds[1]:
-            parser.error(f"--{key.replace('_', '-')} needs 0 <= START < END")
+    lb.check_window_arguments(parser, args)
     return args
 
 
@@ -491,9 +485,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
-    try:
-        raise SystemExit(main())
-    except InputError as exc:  # e.g. --eval-jobs past the trace's end
-        print(exc, file=sys.stderr)
-        raise SystemExit(2) from None
+    lb.run_main(main)

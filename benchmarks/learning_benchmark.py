@@ -70,12 +70,14 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from hdeeprm._atomic import write_text
 from hdeeprm.environment import HeterogeneousClusterEnv
+from hdeeprm.errors import InputError
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
@@ -141,6 +143,28 @@ def add_window_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentG
     )
     window.add_argument("--eval-windows", type=int, help="held-out windows")
     return window
+
+
+def check_window_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``parser.error`` for a window count below 1 or a job range that is empty."""
+    for key in ("window_jobs", "train_windows", "eval_windows"):
+        if getattr(args, key) is not None and getattr(args, key) < 1:
+            parser.error(f"--{key.replace('_', '-')} must be >= 1")
+    for key in ("train_jobs", "eval_jobs"):
+        bounds = getattr(args, key)
+        if bounds is not None and not 0 <= bounds[0] < bounds[1]:
+            parser.error(f"--{key.replace('_', '-')} needs 0 <= START < END")
+
+
+def run_main(main: Callable[[], int]) -> None:
+    """Run a benchmark's ``main`` as a script: a user's mistake in the inputs (a job range
+    past the trace's end, say) is one line on stderr and exit status 2, not a traceback."""
+    np.seterr(all="ignore")
+    try:
+        raise SystemExit(main())
+    except InputError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def mode_with_windows(args: argparse.Namespace, *extra: str) -> dict:
@@ -439,6 +463,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--deploy validated needs --eval-every > 0")
     if args.keep_last < 1 or args.keep_every < 1:
         parser.error("--keep-last and --keep-every must be at least 1")
+    check_window_arguments(parser, args)
     return args
 
 
@@ -864,5 +889,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
-    raise SystemExit(main())
+    run_main(main)

@@ -26,7 +26,6 @@ import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.errors import InputError
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
@@ -108,9 +107,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
-    try:
-        raise SystemExit(main())
-    except InputError as exc:
-        print(exc, file=sys.stderr)
-        raise SystemExit(2) from None
+    lb.run_main(main)

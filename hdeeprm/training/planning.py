@@ -117,22 +117,31 @@ class PlanningTeacher:
         self.decisions = 0
 
     def _play(
-        self, window: int, actions: Sequence[int], then: int, workload: Workload | None = None
-    ) -> tuple[float, int]:
+        self,
+        window: int,
+        actions: Sequence[int],
+        then: int,
+        workload: Workload | None = None,
+        probe: int | None = None,
+    ) -> tuple[float, np.ndarray | None]:
         """One episode of the window (or of ``workload`` in its place): ``actions``, then
-        ``then`` to the end; (objective, decisions)."""
+        ``then`` to the end; its objective, and the observation at decision ``probe`` (``None``
+        if the episode ends before it)."""
         env = self.env
         options: dict[str, Any] = {"window": window}
         if workload is not None:
             options["workload"] = workload
-        env.reset(seed=0, options=options)
+        obs, _ = env.reset(seed=0, options=options)
+        seen = None
         n = 0
         while not env.finished:
-            env.step(int(actions[n]) if n < len(actions) else then)
+            if n == probe:
+                seen = obs
+            obs, *_ = env.step(int(actions[n]) if n < len(actions) else then)
             n += 1
         self.episodes += 1
         self.decisions += n
-        return float(env.objective_value()), n
+        return float(env.objective_value()), seen
 
     def _state_at(self, window: int, actions: Sequence[int]) -> tuple[np.ndarray, Workload] | None:
         """The real window played through ``actions``: the observation and the planning view
@@ -154,16 +163,6 @@ class PlanningTeacher:
         }
         return obs, planning_view(real, env.manager.now, ended)
 
-    def _synced(self, window: int, actions: Sequence[int], view: Workload, obs: np.ndarray) -> bool:
-        """Whether ``view`` played through ``actions`` reaches the observation ``obs``."""
-        env = self.env
-        got, _ = env.reset(seed=0, options={"window": window, "workload": view})
-        for action in actions:
-            if env.finished:
-                return False
-            got, *_ = env.step(int(action))
-        return not env.finished and np.array_equal(got, obs)
-
     def improve(self, window: int) -> PlanResult:
         """The planning teacher on ``window``: its trajectory on the real window, labelled."""
         since = (self.episodes, self.decisions, time.process_time())
@@ -177,12 +176,16 @@ class PlanningTeacher:
                 break
             obs, view = state
             best, gain = self.base, 0.0
-            if self._synced(window, committed, view, obs):
-                values = {
-                    a: self._play(window, committed + [a] * self.segment, self.base, view)[0]
-                    for a in self.candidates
-                }
-                planned_base = values[self.base]
+            # the base candidate first: its episode also shows whether the view reaches the
+            # real state at this segment (the same decisions before it)
+            seg = self.segment
+            planned_base, seen = self._play(
+                window, committed + [self.base] * seg, self.base, view, probe=len(committed)
+            )
+            if seen is not None and np.array_equal(seen, obs):
+                values = {self.base: planned_base}
+                for a in self.candidates[1:]:
+                    values[a] = self._play(window, committed + [a] * seg, self.base, view)[0]
                 top = min(self.candidates, key=lambda a: (self.sign * values[a], a != self.base))
                 top_gain = self.sign * (planned_base - values[top])
                 if top_gain > self.tolerance * abs(planned_base):

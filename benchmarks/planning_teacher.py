@@ -1,14 +1,15 @@
 """How much of the rollout teacher's gain is left without clairvoyance?
 
 Usage: ``python benchmarks/planning_teacher.py RUN_DIR [--pair NAME] [--segment N]
-[--tolerance T] [--windows N] [--clairvoyant]``
+[--tolerance T] [--windows N] [--forecast SECONDS] [--clairvoyant]``
 
 ``RUN_DIR`` is an output folder of ``imitation_benchmark.py`` (its ``student_options.json``:
 trace, platform, objective, the teacher's candidates as action space, the windows). On the
 run's pair-choice windows of the training part (8 in medium mode; the first ``--windows``),
 the pair, the planning teacher (:class:`~hdeeprm.training.planning.PlanningTeacher`: the
 rollout algorithm on what a scheduler knows at each segment, requested times and no
-arrivals) and, with ``--clairvoyant``, the rollout teacher on the real future
+arrivals, or with ``--forecast H`` the last ``H`` seconds' submissions again as the arrivals)
+and, with ``--clairvoyant``, the rollout teacher on the real future
 (:class:`~hdeeprm.training.rollout.RolloutTeacher`) play each window; prints each one's
 objective per window, the mean, and the windows better / worse than the pair.
 """
@@ -40,8 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--segment", type=int, default=200)
     parser.add_argument("--tolerance", type=float, default=1e-3)
     parser.add_argument("--windows", type=int, help="the first N pair-choice windows only")
+    parser.add_argument(
+        "--forecast",
+        type=float,
+        default=0.0,
+        help="the planner's arrival forecast: the last SECONDS' submissions again (0: none)",
+    )
     parser.add_argument("--clairvoyant", action="store_true", help="also the rollout teacher")
     args = parser.parse_args(argv)
+    if not args.forecast >= 0.0:
+        parser.error(f"--forecast must be >= 0 seconds, got {args.forecast}")
     path = args.run_dir / "student_options.json"
     if not path.is_file():
         print(f"not found: {path} (an output folder of imitation_benchmark.py)", file=sys.stderr)
@@ -66,12 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         teachers["clairvoyant"] = RolloutTeacher
     print(
         f"{pair} improved over {', '.join(names)} on windows {env.windows.val_starts}, "
-        f"segments of {args.segment} decisions, tolerance {args.tolerance:g}"
+        f"segments of {args.segment} decisions, tolerance {args.tolerance:g}, "
+        f"arrival forecast {args.forecast:g} s"
     )
     values: dict[str, list[float]] = {"pair": [], **{k: [] for k in teachers}}
     for w in windows:
         row = []
         for name, cls in teachers.items():
+            extra_args = {"forecast": args.forecast} if name == "planner" else {}
             teacher = cls(
                 env,
                 base,
@@ -79,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                 segment=args.segment,
                 maximize=maximize,
                 tolerance=args.tolerance,
+                **extra_args,
             )
             t0 = time.process_time()
             result = teacher.improve(w)

@@ -42,6 +42,8 @@ from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 #: Prefix of the planning profiles' names (``plan!<profile>``).
 PLAN_PREFIX = "plan!"
+#: Suffix of the forecast jobs' ids in a planning view with an arrival forecast.
+FORECAST_SUFFIX = "+fc"
 
 
 @dataclass(frozen=True)
@@ -73,20 +75,46 @@ def requested_profile(profile: Profile) -> Profile:
     return profile
 
 
-def planning_view(window: Workload, now: float, ended: set[str]) -> Workload:
+def planning_view(window: Workload, now: float, ended: set[str], forecast: float = 0.0) -> Workload:
     """The jobs of ``window`` submitted by ``now``: those in ``ended`` as they are, the others
-    with their requested work (:func:`requested_profile`)."""
+    with their requested work (:func:`requested_profile`).
+
+    With ``forecast`` = ``H`` > 0 the view also holds an *arrival forecast*: the jobs submitted
+    in ``(now - H, now]`` (of the window: fewer near its start) submitted again ``H`` seconds
+    later, as they are if they have ended and with their request otherwise, under the ids
+    ``<id>+fc`` (:data:`FORECAST_SUFFIX`). The recent past repeats itself: the forecast the
+    thesis of seed 001 uses to choose EASY's ordering. Without it, a plan is blind to the
+    jobs that will wait behind its choice."""
     profiles = dict(window.profiles)
     jobs: list[JobSpec] = []
+    known: list[JobSpec] = []  # the submitted jobs as planned (for the forecast)
     for job in window.jobs:
         if job.subtime > now:
             break  # jobs are in submission order
         if job.id in ended:
-            jobs.append(job)
-            continue
-        planned = requested_profile(window.profiles[job.profile])
-        profiles.setdefault(planned.name, planned)
-        jobs.append(JobSpec(job.id, job.subtime, job.res, planned.name, job.walltime, job.extra))
+            planned_job = job
+        else:
+            planned = requested_profile(window.profiles[job.profile])
+            profiles.setdefault(planned.name, planned)
+            planned_job = JobSpec(
+                job.id, job.subtime, job.res, planned.name, job.walltime, job.extra
+            )
+        jobs.append(planned_job)
+        known.append(planned_job)
+    if forecast > 0.0:
+        for job in known:
+            again = job.subtime + forecast
+            if job.subtime > now - forecast and again > now:
+                jobs.append(
+                    JobSpec(
+                        job.id + FORECAST_SUFFIX,
+                        again,
+                        job.res,
+                        job.profile,
+                        job.walltime,
+                        job.extra,
+                    )
+                )
     return Workload(window.nb_res, jobs, profiles, window.name, window.extra)
 
 
@@ -95,7 +123,9 @@ class PlanningTeacher:
 
     Args: as :class:`~hdeeprm.training.rollout.RolloutTeacher` (``env`` must accept
     ``reset(options={"window": k, "workload": w})``, as
-    :class:`~hdeeprm.environment.HeterogeneousClusterEnv` does).
+    :class:`~hdeeprm.environment.HeterogeneousClusterEnv` does), and ``forecast``: the
+    horizon in seconds of the planning views' arrival forecast (:func:`planning_view`; 0, the
+    default, plans with the submitted jobs only).
     """
 
     def __init__(
@@ -107,9 +137,13 @@ class PlanningTeacher:
         segment: int = 200,
         maximize: bool = False,
         tolerance: float = 1e-9,
+        forecast: float = 0.0,
     ) -> None:
         self.env = env
         self.base, self.candidates = checked_candidates(env, base, candidates, segment, tolerance)
+        if not forecast >= 0.0:
+            raise ValueError(f"forecast must be a horizon >= 0 seconds, got {forecast!r}")
+        self.forecast = float(forecast)
         self.segment = int(segment)
         self.sign = -1.0 if maximize else 1.0
         self.tolerance = float(tolerance)
@@ -161,7 +195,7 @@ class PlanningTeacher:
             for job_id, job in env.engine.jobs.items()
             if job.state in FINAL_STATES
         }
-        return obs, planning_view(real, env.manager.now, ended)
+        return obs, planning_view(real, env.manager.now, ended, self.forecast)
 
     def improve(self, window: int) -> PlanResult:
         """The planning teacher on ``window``: its trajectory on the real window, labelled."""

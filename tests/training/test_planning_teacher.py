@@ -61,6 +61,38 @@ def test_planning_view_by_hand() -> None:
     assert window.jobs[1].profile == "pb"  # the window itself is left as it was
 
 
+def test_arrival_forecast_by_hand() -> None:
+    profiles = {
+        name: Profile(name, "parallel_homogeneous", cpu=cpu, extra={"req_ops": req})
+        for name, cpu, req in (("pa", 1e9, 2e9), ("pb", 3e9, 5e9), ("pc", 4e9, 4e9))
+    }
+    jobs = [
+        JobSpec("a", 0.0, 1, "pa", 60.0),
+        JobSpec("b", 5.0, 2, "pb"),
+        JobSpec("c", 10.0, 1, "pc"),
+    ]
+    window = Workload(4, jobs, profiles, "w")
+    # at t = 10, horizon 8: the jobs submitted in (2, 10] are b and c; they come again at
+    # 5 + 8 = 13 and 10 + 8 = 18, with their requests (neither has ended); a (at 0) is too old
+    view = planning_view(window, 10.0, {"a"}, forecast=8.0)
+    assert [(j.id, j.subtime, j.res, j.profile) for j in view.jobs] == [
+        ("a", 0.0, 1, "pa"),
+        ("b", 5.0, 2, "plan!pb"),
+        ("c", 10.0, 1, "plan!pc"),
+        ("b+fc", 13.0, 2, "plan!pb"),
+        ("c+fc", 18.0, 1, "plan!pc"),
+    ]
+    # horizon 10 reaches a (0 > 10 - 10 is false: the interval is open) ... 10.5 does, as it ran
+    assert [j.id for j in planning_view(window, 10.0, {"a"}, forecast=10.0).jobs][3:] == [
+        "b+fc",
+        "c+fc",
+    ]
+    wide = planning_view(window, 10.0, {"a"}, forecast=10.5)
+    assert [(j.id, j.subtime, j.profile, j.walltime) for j in wide.jobs][3:4] == [
+        ("a+fc", 10.5, "pa", 60.0)
+    ]
+
+
 def small_env(tmp: Path, jobs) -> HeterogeneousClusterEnv:
     workload = write_workload(tmp / "wl", jobs)
     episodes = {"window_jobs": 30, "train_jobs": [0, 60], "val_jobs": [0, 60], "val_windows": 2}
@@ -111,8 +143,10 @@ def test_with_arrivals_views_reach_the_real_state_deterministically(arrivals_env
     names = env.action_names
     base = names.index("shortest-high_gflops")
     candidates = list(range(len(names)))
+    blind = {}
     for window in (0, 1):
         result = PlanningTeacher(env, base, candidates, segment=5).improve(window)
+        blind[window] = result
         assert result.unsynced == 0  # every view replays to the real observation
         pair = ev.evaluate(env, {"pair": ev.fixed_policy(base)}, windows=[window])[0]
         assert result.base_value == pair.objective
@@ -124,6 +158,15 @@ def test_with_arrivals_views_reach_the_real_state_deterministically(arrivals_env
         assert value == result.value and actions == demos.actions.tolist()
         again = PlanningTeacher(env, base, candidates, segment=5).improve(window)
         assert again.segment_actions == result.segment_actions and again.value == result.value
+    # with an arrival forecast the views still replay to the real state (the forecast jobs
+    # arrive after the segment's first decision), and the result is as deterministic; the
+    # views' episodes are longer by the forecast jobs' decisions (about 10 jobs per 20 s)
+    for window in (0, 1):
+        ahead = PlanningTeacher(env, base, candidates, segment=5, forecast=20.0).improve(window)
+        assert ahead.unsynced == 0 and ahead.base_value == blind[window].base_value
+        assert ahead.decisions > blind[window].decisions
+        again = PlanningTeacher(env, base, candidates, segment=5, forecast=20.0).improve(window)
+        assert again.segment_actions == ahead.segment_actions and again.value == ahead.value
     # a what-if workload replaces a fixed window's jobs: it needs one (its seeds)
     with pytest.raises(ValueError, match="needs a fixed"):
         env.reset(options={"workload": env.windows.workload_at(0)})
@@ -136,6 +179,8 @@ def test_arguments_are_checked(arrivals_env) -> None:
         PlanningTeacher(arrivals_env, 0, [1], tolerance=-1.0)
     with pytest.raises(ValueError, match="outside the action space"):
         PlanningTeacher(arrivals_env, 0, [99])
+    with pytest.raises(ValueError, match="forecast"):
+        PlanningTeacher(arrivals_env, 0, [1], forecast=-1.0)
 
 
 def test_a_what_if_workload_equal_to_the_window_replays_it(arrivals_env) -> None:

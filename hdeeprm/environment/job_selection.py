@@ -75,8 +75,11 @@ JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
 LOG_FEATURES = ("log_wait", "log_req_time", "log_res")
 #: Features appended last per visible job on a platform with GPUs (CuSH's job view).
 GPU_FEATURES = ("gpus", "network")
-#: The objective the rewards add up to.
+#: The objective the rewards add up to by default.
 OBJECTIVE = "avg_bounded_slowdown"
+#: The objectives a job picker can be trained on (``objective=``): RLScheduler's bounded
+#: slowdown, or the plain mean slowdown of HDeepRM's Gaia benchmark.
+SLOWDOWN_OBJECTIVES = ("avg_bounded_slowdown", "avg_job_slowdown")
 
 
 def placement_reward(pool: Any, alloc: Sequence[int]) -> float:
@@ -163,6 +166,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             requested time, and ``log(1 + res) / log(1 + max_core)`` (clipped to 1): a trace's
             requested times span seconds to days, and the linear features squash all short
             jobs near 0.
+        objective: what the rewards add up to (minus it): ``avg_bounded_slowdown`` (default,
+            tau = 10 s) or ``avg_job_slowdown`` (:data:`SLOWDOWN_OBJECTIVES`).
     """
 
     def __init__(
@@ -181,7 +186,13 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         backfill: bool = False,
         policies: Sequence[str] | None = None,
         log_features: bool = False,
+        objective: str = OBJECTIVE,
     ) -> None:
+        if objective not in SLOWDOWN_OBJECTIVES:
+            raise ValueError(
+                f"unknown objective {objective!r} for job selection; expected one of "
+                f"{', '.join(SLOWDOWN_OBJECTIVES)}"
+            )
         if isinstance(queue_slots, bool) or not isinstance(queue_slots, int) or queue_slots < 1:
             raise ValueError(f"queue_slots must be an integer >= 1, got {queue_slots!r}")
         if core_policy not in PLACEMENT_POLICIES:
@@ -220,7 +231,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             render_mode=render_mode,
             log_level=log_level,
         )
-        self.objective = OBJECTIVE
+        self.objective = objective
         self.reward_kind = "objective"
         limits = self.inputs.job_limits
         self._scale = np.array(

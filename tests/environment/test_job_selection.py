@@ -188,6 +188,26 @@ def test_rewards_add_up_to_minus_the_bounded_slowdown(tmp_path, backfill) -> Non
     assert info["objective"] == pytest.approx(expected, rel=1e-12)
 
 
+def test_rewards_add_up_to_minus_the_mean_slowdown(tmp_path) -> None:
+    env = make_env(tmp_path, random_jobs(60, seed=5), queue_slots=8, objective="avg_job_slowdown")
+    rng = np.random.default_rng(2)
+    _, info = env.reset(seed=1)
+    total, done = 0.0, False
+    while not done:
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        _, reward, done, _, info = env.step(action)
+        total += reward
+    # mean (finish - submit) / (finish - start), written out here independently of hdeeprm
+    jobs = [j for j in env.engine.finished_jobs if j.start_time is not None]
+    expected = sum((j.finish_time - j.subtime) / (j.finish_time - j.start_time) for j in jobs)
+    expected /= len(jobs)
+    assert expected > 1.0 and expected != pytest.approx(_bsld(env.engine.finished_jobs))
+    assert total == pytest.approx(-expected, rel=1e-9)
+    assert info["objective"] == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="unknown objective 'makespan'"):
+        make_env(tmp_path, objective="makespan")
+
+
 def test_pickers_finish_episodes_deterministically(tmp_path) -> None:
     env = make_env(tmp_path, random_jobs(40, seed=6), queue_slots=8)
     results = [run_episode(env, HeuristicPicker(name)) for name in BASELINES]

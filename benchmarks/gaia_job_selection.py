@@ -1,0 +1,185 @@
+"""Job selection on Gaia: a learned job picker beside the best policy pair (issue 12).
+
+Usage: ``python benchmarks/gaia_job_selection.py [--mode quick|medium] [--split val|eval]
+[--timesteps N] [--backfill] [--objective avg_job_slowdown|avg_bounded_slowdown] [--seed S]
+[--out DIR | --load MODEL]``
+
+The learning benchmark's agents choose a policy pair at each decision
+(``learning_benchmark.py``); the learned schedulers of the literature choose a *job*
+(RLScheduler, CuSH; ``docs/job_selection.md``). This script puts the second kind on the
+first kind's benchmark: the Gaia trace on the thesis platform, the learning benchmark's
+windows (``--mode``), training windows drawn from the training part, and evaluation on either
+the 8 pair-choice windows of the training part (``--split val``, for tuning) or the held-out
+windows (``--split eval``).
+
+The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector (one small
+network scores every visible job alike; ``Q`` = 128 visible jobs) on
+:class:`~hdeeprm.environment.JobSelectionEnv`, each chosen job placed by ``--core-policy``
+(``high_gflops``, the best pair's), rewarded so that an episode's rewards add up to minus
+``--objective``. Beside it, on the same windows: the policy pair ``--pair`` in the pair
+environment (default ``smallest-high_gflops``, the pair the learning benchmark chooses on
+the training windows) and the heuristic pickers (``--pickers``) in the job-selection
+environment. Printed: mean slowdown and mean bounded slowdown (tau = 10 s) per policy, per
+window, and the windows where the agent is better or worse than the pair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import learning_benchmark as lb
+import numpy as np
+
+from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
+from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
+from hdeeprm.environment.reward import episode_objective
+from hdeeprm.experiment import prepare_inputs
+from hdeeprm.options import options_from_json
+from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+
+SLOTS = 128
+PICKERS = "FCFS,SJF,SQF,SAF,F1,WFP3,UNICEP"
+
+
+def both_slowdowns(env) -> tuple[float, float]:
+    """Mean slowdown and mean bounded slowdown of the finished episode of ``env``."""
+    cores = env.manager.pool.nb_cores
+    return (
+        episode_objective("avg_job_slowdown", env.engine, cores),
+        episode_objective("avg_bounded_slowdown", env.engine, cores),
+    )
+
+
+def play(env, windows: list[int], choose) -> list[tuple[float, float]]:
+    """Both slowdowns of each window played with ``choose(env) -> action``."""
+    values = []
+    for k in windows:
+        env.reset(seed=0, options={"window": k})
+        done = env.finished
+        while not done:
+            _, _, done, _, _ = env.step(choose(env))
+        values.append(both_slowdowns(env))
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("quick", "medium"), default="medium")
+    parser.add_argument("--split", choices=("val", "eval"), default="val")
+    parser.add_argument("--timesteps", type=int, default=200_000)
+    parser.add_argument("--backfill", action="store_true", help="EASY around a chosen job")
+    parser.add_argument("--objective", choices=SLOWDOWN_OBJECTIVES, default="avg_job_slowdown")
+    parser.add_argument("--core-policy", default="high_gflops")
+    parser.add_argument("--pair", default="smallest-high_gflops")
+    parser.add_argument("--pickers", default=PICKERS, help="comma-separated, or 'none'")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--envs", type=int, default=2)
+    parser.add_argument("--n-steps", type=int, default=1024)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--gamma", type=float, default=0.99)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, help="folder for the trained model (model.pt)")
+    where.add_argument("--load", type=Path, help="evaluate this TwoStepPPO checkpoint")
+    args = parser.parse_args(argv)
+    if args.timesteps < 1:
+        parser.error("--timesteps must be >= 1")
+    if args.load is not None and not args.load.is_file():
+        parser.error(f"--load {args.load}: no such file")
+    model_path = None
+    if args.out is not None:
+        model_path = args.out / "model.pt"
+        if model_path.exists():
+            parser.error(f"{model_path} exists: choose another --out (never overwritten)")
+        args.out.mkdir(parents=True, exist_ok=True)
+    logging.getLogger("hdeeprm").setLevel(logging.ERROR)
+    with tempfile.TemporaryDirectory() as tmp:  # the run's platform and workload files
+        return run(args, Path(tmp), model_path)
+
+
+def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
+    """Train or load the agent and print the comparison (``tmp``: the run's input files)."""
+    mode = lb.MODES[args.mode]
+    raw = lb.options_for(mode, "avg_job_slowdown", "minimal", args.seed, lb.TRACE, lb.PLATFORM)
+    inputs = prepare_inputs(options_from_json(raw, tmp / "options.json"), tmp)
+    if args.split == "val":
+        inputs = lb.pair_choice_inputs(inputs, mode)
+    pair_env = HeterogeneousClusterEnv(inputs=inputs, split=args.split)
+    if args.pair not in pair_env.action_names:
+        print(f"--pair {args.pair!r} is not a pair of the thesis platform's 36", file=sys.stderr)
+        return 2
+    pair_index = pair_env.action_names.index(args.pair)
+    windows = list(range(pair_env.nb_eval_windows))
+    starts = getattr(pair_env.windows, f"{args.split}_starts")
+    kwargs = {
+        "queue_slots": SLOTS,
+        "core_policy": args.core_policy,
+        "backfill": args.backfill,
+        "objective": args.objective,
+    }
+    env = JobSelectionEnv(inputs=inputs, split=args.split, **kwargs)
+    print(
+        f"Gaia {args.mode} mode, {args.split} windows (first jobs {starts}); job selection "
+        f"{'with' if args.backfill else 'without'} backfilling, Q = {SLOTS}, chosen jobs "
+        f"placed by {args.core_policy}; rewards: {args.objective}",
+        flush=True,
+    )
+    rows: dict[str, list[tuple[float, float]]] = {}
+    rows[f"pair {args.pair}"] = play(pair_env, windows, lambda e: pair_index)
+    names = [] if args.pickers == "none" else args.pickers.split(",")
+    for name in names:
+        rows[f"picker {name}"] = play(env, windows, HeuristicPicker(name))
+
+    if args.load is not None:
+        agent = TwoStepPPO.load(args.load, job_selection_factories(inputs, 1, "train", **kwargs))
+        label = f"agent {args.load}"
+    else:
+        config = TwoStepConfig(
+            total_timesteps=args.timesteps,
+            num_envs=args.envs,
+            num_steps=args.n_steps,
+            num_minibatches=max(1, args.envs * args.n_steps // args.batch),
+            learning_rate=args.lr,
+            gamma=args.gamma,
+            seed=args.seed,
+        )
+        agent = TwoStepPPO(config, job_selection_factories(inputs, args.envs, "train", **kwargs))
+        wall, cpu = time.perf_counter(), time.process_time()
+        agent.learn(args.timesteps)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        agent.close()
+        print(
+            f"trained {agent.global_step} steps, {agent.episodes} episodes: {cpu:.0f} s CPU, "
+            f"{wall:.0f} s wall ({agent.global_step / cpu:.0f} steps per CPU s)",
+            flush=True,
+        )
+        if model_path is not None:
+            agent.save(model_path)
+            print(f"model: {model_path}")
+        label = f"agent seed {args.seed}"
+    rows[label] = play(env, windows, agent.act)
+
+    pair_values = np.array([v[0] for v in rows[f"pair {args.pair}"]])
+    print(f"\n{'policy':32s} {'slowdown':>9s} {'bsld':>9s}  per window (slowdown)")
+    for name, values in rows.items():
+        sd = np.array([v[0] for v in values])
+        bsld = np.array([v[1] for v in values])
+        per = " ".join(f"{v:.3f}" for v in sd)
+        print(f"{name:32s} {sd.mean():9.4f} {bsld.mean():9.4f}  {per}")
+    sd = np.array([v[0] for v in rows[label]])
+    print(
+        f"\n{label}: mean slowdown {sd.mean():.5g} against {args.pair}'s "
+        f"{pair_values.mean():.5g} ({(sd.mean() - pair_values.mean()) / pair_values.mean():+.1%}),"
+        f" better on {int(np.sum(sd < pair_values))}, worse on {int(np.sum(sd > pair_values))} "
+        f"of {len(sd)} windows"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    lb.run_main(main)

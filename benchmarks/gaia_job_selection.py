@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/gaia_job_selection.py [--mode quick|medium] [--split val|eval]
 [--timesteps N] [--backfill] [--objective avg_job_slowdown|avg_bounded_slowdown] [--seed S]
-[--data-seed S] [--out DIR | --load MODEL]``
+[--data-seed S] [--warm-start PICKER] [--out DIR | --load MODEL]``
 
 The learning benchmark's agents choose a policy pair at each decision
 (``learning_benchmark.py``); the learned schedulers of the literature choose a *job*
@@ -16,11 +16,14 @@ The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector
 network scores every visible job alike; ``Q`` = 128 visible jobs) on
 :class:`~hdeeprm.environment.JobSelectionEnv`, each chosen job placed by ``--core-policy``
 (``high_gflops``, the best pair's), rewarded so that an episode's rewards add up to minus
-``--objective``. Beside it, on the same windows: the policy pair ``--pair`` in the pair
-environment (default ``smallest-high_gflops``, the pair the learning benchmark chooses on
-the training windows) and the heuristic pickers (``--pickers``) in the job-selection
-environment. Printed: mean slowdown and mean bounded slowdown (tau = 10 s) per policy, per
-window, and the windows where the agent is better or worse than the pair.
+``--objective``; with ``--warm-start PICKER`` its job selector first clones that picker's
+decisions on training windows (:mod:`hdeeprm.training.picker_cloning`), so PPO starts from
+the rule (``SQF`` plays the best pair exactly). Beside it, on the same windows: the policy
+pair ``--pair`` in the pair environment (default ``smallest-high_gflops``, the pair the
+learning benchmark chooses on the training windows) and the heuristic pickers
+(``--pickers``) in the job-selection environment. Printed: mean slowdown and mean bounded
+slowdown (tau = 10 s) per policy, per window, and the windows where the agent is better or
+worse than the pair.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
+from hdeeprm.training.picker_cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
 SLOTS = 128
@@ -67,6 +71,25 @@ def play(env, windows: list[int], choose) -> list[tuple[float, float]]:
     return values
 
 
+def warm_start(agent: TwoStepPPO, inputs, kwargs: dict, args: argparse.Namespace) -> None:
+    """Clone ``args.warm_start``'s decisions on ``args.warm_episodes`` training windows
+    (reset seeds 10,000 + seed * 100 + i: apart from PPO's) into ``agent``."""
+    env = JobSelectionEnv(inputs=inputs, split="train", **kwargs)
+    seeds = [10_000 + args.seed * 100 + i for i in range(args.warm_episodes)]
+    cpu = time.process_time()
+    demos = picker_demonstrations(env, HeuristicPicker(args.warm_start), seeds)
+    losses = clone_job_selector(
+        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=args.seed
+    )
+    print(
+        f"warm start: {args.warm_start}'s {len(demos)} decisions on {len(seeds)} training "
+        f"windows cloned in {args.warm_epochs} epochs (cross-entropy {losses[0]:.4f} -> "
+        f"{losses[-1]:.4f}, agreement {agreement(agent, demos):.4f}); "
+        f"{time.process_time() - cpu:.0f} s CPU",
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("quick", "medium"), default="medium")
@@ -90,12 +113,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--gamma", type=float, default=0.99)
+    warm = parser.add_argument_group("warm start: clone a picker before PPO")
+    warm.add_argument("--warm-start", metavar="PICKER", help="e.g. SQF (plays the best pair)")
+    warm.add_argument("--warm-episodes", type=int, default=8, help="training windows to clone")
+    warm.add_argument("--warm-epochs", type=int, default=20)
+    warm.add_argument("--warm-lr", type=float, default=1e-3)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--out", type=Path, help="folder for the trained model (model.pt)")
     where.add_argument("--load", type=Path, help="evaluate this TwoStepPPO checkpoint")
     args = parser.parse_args(argv)
-    if args.timesteps < 1:
-        parser.error("--timesteps must be >= 1")
+    if args.timesteps < 0 or (args.timesteps == 0 and args.warm_start is None):
+        parser.error("--timesteps must be >= 1 (or 0 after --warm-start: the clone alone)")
+    if args.warm_episodes < 1 or args.warm_epochs < 1:
+        parser.error("--warm-episodes and --warm-epochs must be >= 1")
     if args.load is not None and not args.load.is_file():
         parser.error(f"--load {args.load}: no such file")
     model_path = None
@@ -147,7 +177,7 @@ def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
         label = f"agent {args.load}"
     else:
         config = TwoStepConfig(
-            total_timesteps=args.timesteps,
+            total_timesteps=max(1, args.timesteps),
             num_envs=args.envs,
             num_steps=args.n_steps,
             num_minibatches=max(1, args.envs * args.n_steps // args.batch),
@@ -156,13 +186,16 @@ def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
             seed=args.seed,
         )
         agent = TwoStepPPO(config, job_selection_factories(inputs, args.envs, "train", **kwargs))
+        if args.warm_start is not None:
+            warm_start(agent, inputs, kwargs, args)
         wall, cpu = time.perf_counter(), time.process_time()
-        agent.learn(args.timesteps)
+        if args.timesteps:
+            agent.learn(args.timesteps)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         agent.close()
         print(
             f"trained {agent.global_step} steps, {agent.episodes} episodes: {cpu:.0f} s CPU, "
-            f"{wall:.0f} s wall ({agent.global_step / cpu:.0f} steps per CPU s)",
+            f"{wall:.0f} s wall ({agent.global_step / max(cpu, 1e-9):.0f} steps per CPU s)",
             flush=True,
         )
         if model_path is not None:

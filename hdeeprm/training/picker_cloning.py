@@ -1,0 +1,113 @@
+"""Warm-start a job selector from a heuristic picker: behaviour cloning into
+:class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel network.
+
+PPO's job selector starts near the uniform policy. On a trace where one rule is already good
+(Gaia: smallest-job-first placed on the fastest cores, which the ``SQF`` picker plays exactly),
+it must rediscover that rule from the rewards before it can improve on it, and within a
+training budget it may not (``docs/learning.md``, "A job picker on the Gaia benchmark"). The
+usual remedy for learned schedulers is to clone the rule first and let reinforcement learning
+move from there: :func:`picker_demonstrations` records a picker's decisions on whole episodes,
+:func:`clone_job_selector` fits the kernel network's logits to them (cross-entropy over the
+allowed actions), and ``agent.learn(...)`` continues with PPO from the cloned weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from hdeeprm.training.imitation import Demonstrations
+
+
+def picker_demonstrations(
+    env: Any, picker: Callable[[Any], int], seeds: Sequence[int]
+) -> Demonstrations:
+    """``picker``'s decisions on one whole episode of ``env`` (a one-step
+    :class:`~hdeeprm.environment.JobSelectionEnv`) per reset seed of ``seeds`` (on the
+    ``train`` split each seed draws a window): the observation, the action mask and the
+    picker's action at every step. A step where the picker asks for a masked action (which
+    the environment plays as do nothing) is not a decision to imitate and is left out."""
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=int(seed))
+        done = env.finished
+        while not done:
+            mask = np.asarray(env.action_masks(), dtype=bool)
+            action = int(picker(env))
+            if mask[action]:
+                observations.append(np.asarray(obs, dtype=np.float32))
+                masks.append(mask)
+                actions.append(action)
+            obs, _, done, _, _ = env.step(action)
+    width = env.observation_space.shape[0]
+    return Demonstrations(
+        np.asarray(observations, dtype=np.float32).reshape(len(actions), width),
+        np.asarray(masks, dtype=bool).reshape(len(actions), -1),
+        np.asarray(actions, dtype=np.int64),
+    )
+
+
+def clone_job_selector(
+    agent: Any,
+    demos: Demonstrations,
+    *,
+    epochs: int = 10,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+) -> list[float]:
+    """Fit ``agent``'s job selector (a one-step ``TwoStepPPO``) to ``demos`` in place; the
+    mean cross-entropy of each epoch.
+
+    Only the job selector's scoring layers learn (its critic is left for PPO), with their own
+    Adam optimiser (the agent's is untouched) and their own shuffling generator: the same
+    agent, demonstrations and arguments give the same weights bit for bit."""
+    if getattr(agent, "two_step", False):
+        raise ValueError("clone_job_selector clones a one-step job selector (policies=None)")
+    if epochs < 1 or batch_size < 1 or not learning_rate > 0.0:
+        raise ValueError(
+            f"epochs and batch_size must be >= 1 and learning_rate > 0, got {epochs}, "
+            f"{batch_size}, {learning_rate}"
+        )
+    if len(demos) == 0:
+        raise ValueError("no demonstrations to clone")
+    net = agent.job_net
+    if demos.observations.shape[1] != agent.observation_size:
+        raise ValueError(
+            f"demonstrations of {demos.observations.shape[1]} features, the agent observes "
+            f"{agent.observation_size}"
+        )
+    params = [p for name, p in net.named_parameters() if not name.startswith("critic")]
+    optimizer = torch.optim.Adam(params, lr=learning_rate)
+    generator = torch.Generator().manual_seed(seed)
+    obs = torch.from_numpy(demos.observations)
+    mask = torch.from_numpy(demos.masks)
+    target = torch.from_numpy(demos.actions)
+    losses: list[float] = []
+    for _ in range(epochs):
+        order = torch.randperm(len(target), generator=generator)
+        total = 0.0
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            logits = net.logits(obs[rows], mask[rows])
+            loss = torch.nn.functional.cross_entropy(logits, target[rows])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * len(rows)
+        losses.append(total / len(target))
+    return losses
+
+
+def agreement(agent: Any, demos: Demonstrations) -> float:
+    """Fraction of ``demos``' decisions where ``agent``'s greedy action is the demonstrated
+    one."""
+    if len(demos) == 0:
+        return float("nan")
+    chosen = agent.predict(demos.observations, demos.masks, deterministic=True)
+    return float(np.mean(np.asarray(chosen) == demos.actions))

@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backfill", action="store_true", help="EASY around a chosen job")
     parser.add_argument("--objective", choices=SLOWDOWN_OBJECTIVES, default="avg_job_slowdown")
     parser.add_argument("--core-policy", default="high_gflops")
+    parser.add_argument(
+        "--log-features",
+        action="store_true",
+        help="log-scaled wait, requested time and cores per job (Gaia's sizes span 1 to 2,280)",
+    )
     parser.add_argument("--pair", default="smallest-high_gflops")
     parser.add_argument("--pickers", default=PICKERS, help="comma-separated, or 'none'")
     parser.add_argument("--seed", type=int, default=0, help="the agent's weights and windows")
@@ -113,6 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument(
+        "--slot-order-bias",
+        type=float,
+        default=0.0,
+        help="TwoStepConfig.slot_order_bias: equal jobs go to the earliest submitted",
+    )
     warm = parser.add_argument_group("warm start: clone a picker before PPO")
     warm.add_argument("--warm-start", metavar="PICKER", help="e.g. SQF (plays the best pair)")
     warm.add_argument("--warm-episodes", type=int, default=8, help="training windows to clone")
@@ -158,6 +169,7 @@ def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
         "core_policy": args.core_policy,
         "backfill": args.backfill,
         "objective": args.objective,
+        "log_features": args.log_features,
     }
     env = JobSelectionEnv(inputs=inputs, split=args.split, **kwargs)
     print(
@@ -183,6 +195,7 @@ def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
             num_minibatches=max(1, args.envs * args.n_steps // args.batch),
             learning_rate=args.lr,
             gamma=args.gamma,
+            slot_order_bias=args.slot_order_bias,
             seed=args.seed,
         )
         agent = TwoStepPPO(config, job_selection_factories(inputs, args.envs, "train", **kwargs))

@@ -104,6 +104,11 @@ class TwoStepConfig:
     #: Initial logit of do nothing (negative: an untrained agent rarely lets time run while
     #: jobs fit; the job scores start near 0).
     nothing_bias: float = -3.0
+    #: Subtracted from the ``i``-th visible job's logit times ``i``. The slots are in
+    #: submission order and the kernel scores a job the same in any slot, so equal jobs
+    #: (a job array submitted at one instant) tie; a positive value breaks ties towards the
+    #: earliest submitted, as the heuristic pickers do (0: no position at all, RLScheduler's).
+    slot_order_bias: float = 0.0
     #: Scale the job selector's rewards by the running std of the discounted return.
     normalize_reward: bool = True
     seed: int = 0
@@ -143,6 +148,7 @@ class TwoStepConfig:
             ("vf_coef", 0.0, None),
             ("max_grad_norm", 0.0, None),
             ("nothing_bias", None, None),
+            ("slot_order_bias", 0.0, None),
         ):
             value = getattr(self, key)
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -172,10 +178,23 @@ class KernelJobNet(nn.Module):
     """
 
     def __init__(
-        self, slots: int, width: int, context: int, hidden: int, critic: int, nothing_bias: float
+        self,
+        slots: int,
+        width: int,
+        context: int,
+        hidden: int,
+        critic: int,
+        nothing_bias: float,
+        slot_order_bias: float = 0.0,
     ) -> None:
         super().__init__()
         self.slots, self.width, self.context = slots, width, context
+        # a constant (a buffer, not a weight): the tie-break of TwoStepConfig.slot_order_bias
+        self.register_buffer(
+            "order",
+            -float(slot_order_bias) * torch.arange(slots, dtype=torch.float32),
+            persistent=False,  # rebuilt from the config: checkpoints keep their keys
+        )
         root2 = math.sqrt(2.0)
         self.embed = nn.Sequential(
             _layer(width + context, hidden, root2),
@@ -212,7 +231,7 @@ class KernelJobNet(nn.Module):
     def logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         both, context, present = self._split(obs)
         embedded = self.embed(both)
-        scores = self.score(embedded).squeeze(2)
+        scores = self.score(embedded).squeeze(2) + self.order
         nothing = self.nothing(torch.cat([context, self._pool(embedded, present)], dim=1))
         out = torch.cat([scores, nothing], dim=1)
         return out if mask is None else out.masked_fill(~mask, -1e9)
@@ -342,7 +361,13 @@ class TwoStepPPO:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(config.seed)
             self.job_net = KernelJobNet(
-                slots, width, context, config.hidden, config.critic_hidden, config.nothing_bias
+                slots,
+                width,
+                context,
+                config.hidden,
+                config.critic_hidden,
+                config.nothing_bias,
+                config.slot_order_bias,
             )
             # One policy is no choice: no policy selector to train.
             self.policy_net = (

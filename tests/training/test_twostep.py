@@ -54,6 +54,24 @@ def test_kernel_scores_a_job_the_same_in_any_slot() -> None:
     assert la[4].item() == pytest.approx(-3.0, abs=0.1)  # the do-nothing prior
 
 
+def test_slot_order_bias_breaks_ties_towards_the_earliest_slot() -> None:
+    torch.manual_seed(0)
+    plain = KernelJobNet(slots=4, width=6, context=3, hidden=8, critic=8, nothing_bias=-3.0)
+    torch.manual_seed(0)
+    ordered = KernelJobNet(4, 6, 3, 8, 8, -3.0, slot_order_bias=0.25)
+    job = torch.tensor([0.0, 0.2, 0.3, 0.0, 0.0, 1.0])
+    # the same job in slots 1 and 3 (a job array): equal scores without the bias
+    obs = torch.cat([torch.zeros(6), job, torch.zeros(6), job, torch.tensor([0.5, 0.4, 0.0])])
+    lp, lo = plain.logits(obs.unsqueeze(0))[0], ordered.logits(obs.unsqueeze(0))[0]
+    assert lp[1].item() == lp[3].item()
+    # with it, slot i loses 0.25 * i: slot 1 by 0.25, slot 3 by 0.75, do nothing untouched
+    assert lo[1].item() == pytest.approx(lp[1].item() - 0.25, abs=1e-6)
+    assert lo[3].item() == pytest.approx(lp[3].item() - 0.75, abs=1e-6)
+    assert lo[4].item() == lp[4].item() and lo[1] > lo[3]
+    # a constant, not a weight: checkpoints of both have the same keys
+    assert plain.state_dict().keys() == ordered.state_dict().keys()
+
+
 @pytest.mark.parametrize("policies", [None, POLICIES])
 def test_same_seed_same_weights_and_save_load(tmp_path, policies) -> None:
     runs = []

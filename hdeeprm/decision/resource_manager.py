@@ -54,6 +54,7 @@ from functools import partial
 
 import numpy as np
 
+from hdeeprm.decision._count_heap import CoreCountHeap
 from hdeeprm.decision._node_heap import NodeHeap
 from hdeeprm.decision._random import UniformStream
 from hdeeprm.decision._segment import NEG_INF, MaxTree
@@ -93,19 +94,19 @@ class _ProcessorHeap:
     ) -> None:
         self.pool = pool
         self.primary = primary
-        #: The core policy whose key ``primary`` computes (``high_cores`` or ``high_mem_bw``),
-        #: whose runs ``allocate`` replays (``None``: an unknown key, runs of one pick).
+        #: The core policy whose key ``primary`` computes (``high_mem_bw``), whose runs
+        #: ``allocate`` replays (``None``: an unknown key, runs of one pick). ``high_cores``
+        #: and ``high_mem`` have their own heaps (``_count_heap``, ``_node_heap``).
         self.kind = kind
         self.dirty: set[int] = set()
         # Entries are lower bounds: taking cores only worsens a key, so only the changes that
         # can improve one are heard (see _best).
         pool.gain_listeners.append(self.dirty)
-        if kind not in ("high_cores", "high_mem_bw"):
+        if kind != "high_mem_bw":
             # An unknown key may read the node's free memory (which a mate's release raises)
             # or the bandwidth demand, which settle sums again (the sum in core order may
             # round below the running one). high_mem_bw needs only the processors whose entry
-            # it placed from a running sum (see allocate). high_mem has its own node heap
-            # (hdeeprm.decision._node_heap).
+            # it placed from a running sum (see allocate).
             pool.node_gain_listeners.append(self.dirty)
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
@@ -134,9 +135,6 @@ class _ProcessorHeap:
         """The primary keys of ``procs``, as ``primary`` computes them (inlined for the known
         policies: one comprehension instead of a call per processor)."""
         pool, kind = self.pool, self.kind
-        if kind == "high_cores":
-            free = pool.proc_free
-            return [-len(free[p]) for p in procs]
         if kind == "high_mem_bw":
             demand, mem_bw = pool.proc_demand, pool.proc_mem_bw
             return [demand[p] - mem_bw[p] for p in procs]
@@ -196,8 +194,8 @@ class _ProcessorHeap:
         The run: when the best entry is on top, every other entry is in the subtree of one of
         its two children, so the smaller child bounds them all from below (stale entries
         included, which can only make the bound lower, never wrong). Taking cores from the
-        chosen processor ``p`` never makes another processor better: ``high_cores`` and
-        ``high_mem_bw`` keys of the others do not change, lowest free core ids do not change,
+        chosen processor ``p`` never makes another processor better: ``high_mem_bw`` keys of
+        the others do not change, lowest free core ids do not change,
         and a processor short of memory stays short (those set aside by the search are ranked
         before ``p`` but stay ineligible). So the bound stays a lower bound of every other
         candidate during the run, and ``p`` wins the next pick while it still has a free
@@ -247,13 +245,8 @@ class _ProcessorHeap:
                     else:
                         aside.append(pop(heap))
                     continue
-                # primary(p), inlined for the known policies (the same values: see _keys)
-                if kind == "high_cores":
-                    key: float = -len(members)
-                elif kind == "high_mem_bw":
-                    key = demand[p] - proc_mem_bw[p]
-                else:
-                    key = primary(p)
+                # primary(p), inlined for high_mem_bw (the same values: see _keys)
+                key = demand[p] - proc_mem_bw[p] if kind == "high_mem_bw" else primary(p)
                 first = members[0]
                 if key != entry[0] or first != entry[1]:  # cores were taken: its true place
                     entry = live[p] = (key, first, entry[2], p)
@@ -288,20 +281,16 @@ class _ProcessorHeap:
                     bound = (child[0], child[1])
                 elif size == 2:
                     bound = (heap[1][0], heap[1][1])
-                # high_cores' usual case: one core taken, p falls behind the next processor
-                if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
-                    left = spare
-                    dem, mem_bw_p = demand[p], proc_mem_bw[p]
-                    while run < count:
-                        left -= mem  # the node's free memory after ``run`` takes
-                        dem += mem_bw  # the processor's demand after ``run`` takes
-                        if left < need:
-                            break
-                        if bound is not None:
-                            key = -(n - run) if kind == "high_cores" else dem - mem_bw_p
-                            if not (key, members[run]) < bound:
-                                break
-                        run += 1
+                left = spare
+                dem, mem_bw_p = demand[p], proc_mem_bw[p]
+                while run < count:
+                    left -= mem  # the node's free memory after ``run`` takes
+                    dem += mem_bw  # the processor's demand after ``run`` takes
+                    if left < need:
+                        break
+                    if bound is not None and not (dem - mem_bw_p, members[run]) < bound:
+                        break
+                    run += 1
             if aside is not None:
                 for entry in aside:
                     push(heap, entry)
@@ -561,7 +550,7 @@ class ResourceManager:
         self.pool = pool
         self.rng = rng
         self._uniform = UniformStream(rng)
-        self._heaps: dict[str, _ProcessorHeap | NodeHeap | _RankedTree] = {}
+        self._heaps: dict[str, _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree] = {}
         self.fit = FitIndex(pool)
         #: Allocations that started picking cores, and those refused by the fit index alone.
         self.nb_attempts = 0
@@ -601,7 +590,7 @@ class ResourceManager:
             return partial(_bandwidth_headroom_deficit, pool)
         raise ValueError(f"unknown core policy {policy!r}; expected one of {CORE_POLICIES}")
 
-    def _heap(self, policy: str) -> _ProcessorHeap | NodeHeap | _RankedTree:
+    def _heap(self, policy: str) -> _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree:
         heap = self._heaps.get(policy)
         if heap is None:  # built on first use, then kept current
             if policy == "high_gflops":
@@ -610,6 +599,8 @@ class ResourceManager:
                 heap = _RankedTree(self.pool, self._power)
             elif policy == "high_mem":
                 heap = NodeHeap(self.pool)
+            elif policy == "high_cores":
+                heap = CoreCountHeap(self.pool)
             else:
                 heap = _ProcessorHeap(self.pool, self._primary(policy), policy)
             self._heaps[policy] = heap
@@ -683,7 +674,7 @@ class ResourceManager:
         pool = self.pool
         if res > pool.free_count:
             return None
-        structure: _ProcessorHeap | NodeHeap | _RankedTree | None = None
+        structure: _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree | None = None
         if policy != "random":  # random's attempts consume seeded draws: always attempted
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1

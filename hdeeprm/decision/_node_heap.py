@@ -97,10 +97,21 @@ class NodeHeap:
             self.rebuild()
             return
         heap, version, live = self.heap, self.version, self.live
-        node_free_mem, first_of = self.pool.node_free_mem, self._first
+        node_free_mem, free, low, procs_of = (
+            self.pool.node_free_mem,
+            self.pool.proc_free,
+            self.low,
+            self.procs,
+        )
         push = heapq.heappush
         for node in nodes:
-            first, _ = first_of(node)
+            first = -1  # the node's lowest free core (_first, inlined: one call per node less)
+            for q in procs_of[node]:
+                if first >= 0 and low[q] > first:
+                    break
+                members = free[q]
+                if members and (first < 0 or members[0] < first):
+                    first = members[0]
             if first < 0:
                 continue
             key = -node_free_mem[node]

@@ -29,20 +29,22 @@ processor is full; exact after a release, only too high after cores were taken, 
 once a processor it offers is found ineligible), finds the best processor whose node has the
 task's memory in O(log P). Since core ids are assigned
 processor by processor, "lowest free core id" orders tied processors as their first core id
-does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
-entries that are *lower bounds* of their processor's ``(key, lowest free core)``: taking cores
-only worsens a key, so it tells the heaps nothing; the top entry is checked against the pool and
-re-sifted when it was too low. Changes that can improve a key mark the processor dirty: a
-release (and, for ``high_mem``, every processor of a node whose free memory grew) and, for
-``high_mem_bw``, a demand summed again by ``settle``. Before the next pick the heap pushes one
-fresh entry per dirty processor, bumping its version (or replaces its entry in one sift when
-that entry is on top), and discards stale entries as they surface. For
-``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
-``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
-the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
-scan of the platform. A pick also says how many of the next picks the chosen processor provably
-wins in a row (:meth:`_ProcessorHeap.pick_run`), and those cores are taken at once: the same
-cores, in the same order, as one pick at a time.
+does, so the ranking never changes. Dynamic keys keep a heap with entries that are *lower
+bounds* of their processor's ``(key, lowest free core)``: taking cores only worsens a key, so it
+tells the heaps nothing; the top entry is checked against the pool and re-sifted when it was too
+low. Changes that can improve a key mark the processor dirty: a release and, for
+``high_mem_bw``, a demand its search placed from a running sum. Before the next pick the heap
+pushes one fresh entry per dirty processor whose live entry no longer bounds it, and discards
+stale entries as they surface. ``high_mem_bw`` (and any other key) uses
+:class:`_ProcessorHeap` (version-stamped tuples); ``high_mem`` ranks nodes instead
+(:class:`~hdeeprm.decision._node_heap.NodeHeap`: a node's processors share its key, so the best
+processor holds the lowest free core of the best node), and ``high_cores`` packs its pairs into
+ints (:class:`~hdeeprm.decision._count_heap.CoreCountHeap`). For ``high_mem`` the best node has
+the most memory, so when it lacks the task's memory no node has it; ``high_cores`` and
+``high_mem_bw`` set aside the processors better ranked but whose node lacks the memory (only on
+attempts that succeed). A pick costs O(changed processors x log P), never a scan of the
+platform. Each pick also takes the run of cores the chosen processor (or node) provably wins in
+a row: the same cores, in the same order, as one pick at a time.
 """
 
 from __future__ import annotations

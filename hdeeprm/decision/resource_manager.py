@@ -29,20 +29,22 @@ processor is full; exact after a release, only too high after cores were taken, 
 once a processor it offers is found ineligible), finds the best processor whose node has the
 task's memory in O(log P). Since core ids are assigned
 processor by processor, "lowest free core id" orders tied processors as their first core id
-does, so the ranking never changes. Dynamic keys keep a heap of processors with version-stamped
-entries that are *lower bounds* of their processor's ``(key, lowest free core)``: taking cores
-only worsens a key, so it tells the heaps nothing; the top entry is checked against the pool and
-re-sifted when it was too low. Changes that can improve a key mark the processor dirty: a
-release (and, for ``high_mem``, every processor of a node whose free memory grew) and, for
-``high_mem_bw``, a demand summed again by ``settle``. Before the next pick the heap pushes one
-fresh entry per dirty processor, bumping its version (or replaces its entry in one sift when
-that entry is on top), and discards stale entries as they surface. For
-``high_mem`` the best processor has the most memory, so it is eligible whenever the job fits;
-``high_cores`` and ``high_mem_bw`` set aside the processors better ranked but whose node lacks
-the memory (only on attempts that succeed). A pick costs O(changed processors x log P), never a
-scan of the platform. A pick also says how many of the next picks the chosen processor provably
-wins in a row (:meth:`_ProcessorHeap.pick_run`), and those cores are taken at once: the same
-cores, in the same order, as one pick at a time.
+does, so the ranking never changes. Dynamic keys keep a heap with entries that are *lower
+bounds* of their processor's ``(key, lowest free core)``: taking cores only worsens a key, so it
+tells the heaps nothing; the top entry is checked against the pool and re-sifted when it was too
+low. Changes that can improve a key mark the processor dirty: a release and, for
+``high_mem_bw``, a demand its search placed from a running sum. Before the next pick the heap
+pushes one fresh entry per dirty processor whose live entry no longer bounds it, and discards
+stale entries as they surface. ``high_mem_bw`` (and any other key) uses
+:class:`_ProcessorHeap` (version-stamped tuples); ``high_mem`` ranks nodes instead
+(:class:`~hdeeprm.decision._node_heap.NodeHeap`: a node's processors share its key, so the best
+processor holds the lowest free core of the best node), and ``high_cores`` packs its pairs into
+ints (:class:`~hdeeprm.decision._count_heap.CoreCountHeap`). For ``high_mem`` the best node has
+the most memory, so when it lacks the task's memory no node has it; ``high_cores`` and
+``high_mem_bw`` set aside the processors better ranked but whose node lacks the memory (only on
+attempts that succeed). A pick costs O(changed processors x log P), never a scan of the
+platform. Each pick also takes the run of cores the chosen processor (or node) provably wins in
+a row: the same cores, in the same order, as one pick at a time.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ from functools import partial
 
 import numpy as np
 
+from hdeeprm.decision._count_heap import CoreCountHeap
+from hdeeprm.decision._node_heap import NodeHeap
 from hdeeprm.decision._random import UniformStream
 from hdeeprm.decision._segment import NEG_INF, MaxTree
 from hdeeprm.decision.actions import CORE_POLICIES
@@ -62,8 +66,6 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (primary key, lowest free core id, entry version, processor id).
 _Entry = tuple[float, int, int, int]
-#: Node-mates' entries a ``high_mem`` run's bound goes down through (see ``_mem_bound``).
-_MATE_EXPANSIONS = 16
 #: Processors short of the job's memory a static-key allocation walks past in rank order
 #: before it searches the tree (``_RankedTree.allocate``).
 _OPEN_MISSES = 16
@@ -90,24 +92,24 @@ class _ProcessorHeap:
         self,
         pool: CorePool,
         primary: Callable[[int], float],
-        node_keyed: bool = False,
         kind: str | None = None,
     ) -> None:
         self.pool = pool
         self.primary = primary
-        #: The core policy whose key ``primary`` computes, which ``pick_run`` replays (``None``:
-        #: an unknown key, runs of one pick).
+        #: The core policy whose key ``primary`` computes (``high_mem_bw``), whose runs
+        #: ``allocate`` replays (``None``: an unknown key, runs of one pick). ``high_cores``
+        #: and ``high_mem`` have their own heaps (``_count_heap``, ``_node_heap``).
         self.kind = kind
         self.dirty: set[int] = set()
         # Entries are lower bounds: taking cores only worsens a key, so only the changes that
         # can improve one are heard (see _best).
         pool.gain_listeners.append(self.dirty)
-        if node_keyed:
+        if kind != "high_mem_bw":
+            # An unknown key may read the node's free memory (which a mate's release raises)
+            # or the bandwidth demand, which settle sums again (the sum in core order may
+            # round below the running one). high_mem_bw needs only the processors whose entry
+            # it placed from a running sum (see allocate).
             pool.node_gain_listeners.append(self.dirty)
-        if kind not in ("high_cores", "high_mem", "high_mem_bw"):
-            # An unknown key may read the bandwidth demand, which settle sums again (the sum
-            # in core order may round below the running one). high_mem_bw needs only the
-            # processors whose entry it placed from a running sum (see allocate).
             pool.demand_listeners.append(self.dirty)
         #: Per processor: the version of its one current entry; older entries are stale.
         self.version = [0] * len(pool.proc_cores)
@@ -135,12 +137,6 @@ class _ProcessorHeap:
         """The primary keys of ``procs``, as ``primary`` computes them (inlined for the known
         policies: one comprehension instead of a call per processor)."""
         pool, kind = self.pool, self.kind
-        if kind == "high_cores":
-            free = pool.proc_free
-            return [-len(free[p]) for p in procs]
-        if kind == "high_mem":
-            free_mem, proc_node = pool.node_free_mem, pool.proc_node
-            return [-free_mem[proc_node[p]] for p in procs]
         if kind == "high_mem_bw":
             demand, mem_bw = pool.proc_demand, pool.proc_mem_bw
             return [demand[p] - mem_bw[p] for p in procs]
@@ -176,46 +172,6 @@ class _ProcessorHeap:
             push(heap, entry)
         dirty.clear()
 
-    def _mem_bound(self, heap: list[_Entry], p: int) -> tuple[tuple[float, int] | None, int]:
-        """``high_mem``'s bounds for a run of ``p``, the processor on top of ``heap``: the
-        lowest ``(key, first core)`` of the entries of other nodes' processors that bound
-        every other entry, and the lowest free core of the node-mates met (-1: none).
-
-        A node-mate's key is its node's free memory, always the same float as ``p``'s, so
-        while the run takes that memory ``p`` only loses to a mate on core ids: the mate's
-        lowest free core, read from the pool (exact, and it does not change during the run).
-        A mate's entry as a bound of its subtree would end the run after one core (the run's
-        key grows past it, the mate's true key with it); instead the search goes down to the
-        mate's children. Mates whose entries lie deeper are bounded by the entry above them,
-        as any other processor. On Gaia (two processors per node) this takes ``high_mem``'s
-        runs from about one core to several. The stale entries of the node's processors
-        gather near the top (it has the most memory), so at most :data:`_MATE_EXPANSIONS`
-        entries are gone down through; any further one bounds its subtree as usual (a
-        shorter run, the same cores)."""
-        proc_node, free = self.pool.proc_node, self.pool.proc_free
-        node = proc_node[p]
-        size = len(heap)
-        best: _Entry | None = None
-        mates_first = -1
-        frontier = [1, 2]
-        budget = _MATE_EXPANSIONS
-        while frontier:
-            i = frontier.pop()
-            if i >= size:
-                continue
-            entry = heap[i]
-            q = entry[3]
-            if proc_node[q] == node and budget:  # a mate's entry (or a stale one of p)
-                budget -= 1
-                members = free[q]
-                if q != p and members and (mates_first < 0 or members[0] < mates_first):
-                    mates_first = members[0]
-                frontier.append(2 * i + 1)
-                frontier.append(2 * i + 2)
-            elif best is None or entry < best:
-                best = entry
-        return (None if best is None else (best[0], best[1])), mates_first
-
     def pick(self, mem: float) -> int | None:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
         proc = self.allocate(None, 1, mem, 0.0, [])
@@ -240,17 +196,15 @@ class _ProcessorHeap:
         The run: when the best entry is on top, every other entry is in the subtree of one of
         its two children, so the smaller child bounds them all from below (stale entries
         included, which can only make the bound lower, never wrong). Taking cores from the
-        chosen processor ``p`` never makes another processor better: ``high_cores`` and
-        ``high_mem_bw`` keys of the others do not change, ``high_mem`` keys of ``p``'s
-        node-mates only grow (their node loses memory), lowest free core ids do not change,
+        chosen processor ``p`` never makes another processor better: ``high_mem_bw`` keys of
+        the others do not change, lowest free core ids do not change,
         and a processor short of memory stays short (those set aside by the search are ranked
         before ``p`` but stay ineligible). So the bound stays a lower bound of every other
         candidate during the run, and ``p`` wins the next pick while it still has a free
         core, its node the memory, and its own ``(key, lowest free core)`` after the cores
         taken so far (replayed in :meth:`CorePool.take`'s float order) ranks strictly before
         the bound (core ids are unique, so ranks never tie). The run ends at the first pick
-        that test does not prove; the next pick ranks again from the heap. ``high_mem``
-        bounds its runs past the chosen processor's node-mates (:meth:`_mem_bound`).
+        that test does not prove; the next pick ranks again from the heap.
 
         The whole allocation in one loop: it picks about eight times per job on the Gaia
         windows of ``benchmarks/env_steps.py`` (runs are about one core long), where a call
@@ -293,15 +247,8 @@ class _ProcessorHeap:
                     else:
                         aside.append(pop(heap))
                     continue
-                # primary(p), inlined for the known policies (the same values: see _keys)
-                if kind == "high_cores":
-                    key: float = -len(members)
-                elif kind == "high_mem":
-                    key = -spare
-                elif kind == "high_mem_bw":
-                    key = demand[p] - proc_mem_bw[p]
-                else:
-                    key = primary(p)
+                # primary(p), inlined for high_mem_bw (the same values: see _keys)
+                key = demand[p] - proc_mem_bw[p] if kind == "high_mem_bw" else primary(p)
                 first = members[0]
                 if key != entry[0] or first != entry[1]:  # cores were taken: its true place
                     entry = live[p] = (key, first, entry[2], p)
@@ -331,35 +278,21 @@ class _ProcessorHeap:
             if count > 1 and kind is not None:
                 size = len(heap)
                 bound: tuple[float, int] | None = None
-                mates_first = -1  # high_mem: lowest first core of a node-mate's live entry
-                if kind == "high_mem":
-                    bound, mates_first = self._mem_bound(heap, p)
-                elif size > 2:
+                if size > 2:
                     child = heap[1] if heap[1] < heap[2] else heap[2]
                     bound = (child[0], child[1])
                 elif size == 2:
                     bound = (heap[1][0], heap[1][1])
-                # high_cores' usual case: one core taken, p falls behind the next processor
-                if not (kind == "high_cores" and bound is not None and 1 - n > bound[0]):
-                    left = spare
-                    dem, mem_bw_p = demand[p], proc_mem_bw[p]
-                    while run < count:
-                        left -= mem  # the node's free memory after ``run`` takes
-                        dem += mem_bw  # the processor's demand after ``run`` takes
-                        if left < need:
-                            break
-                        if 0 <= mates_first < members[run]:
-                            break  # a node-mate, at the same key, has a lower core
-                        if bound is not None:
-                            if kind == "high_cores":
-                                key = -(n - run)
-                            elif kind == "high_mem":
-                                key = -left
-                            else:
-                                key = dem - mem_bw_p
-                            if not (key, members[run]) < bound:
-                                break
-                        run += 1
+                left = spare
+                dem, mem_bw_p = demand[p], proc_mem_bw[p]
+                while run < count:
+                    left -= mem  # the node's free memory after ``run`` takes
+                    dem += mem_bw  # the processor's demand after ``run`` takes
+                    if left < need:
+                        break
+                    if bound is not None and not (dem - mem_bw_p, members[run]) < bound:
+                        break
+                    run += 1
             if aside is not None:
                 for entry in aside:
                     push(heap, entry)
@@ -619,7 +552,7 @@ class ResourceManager:
         self.pool = pool
         self.rng = rng
         self._uniform = UniformStream(rng)
-        self._heaps: dict[str, _ProcessorHeap | _RankedTree] = {}
+        self._heaps: dict[str, _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree] = {}
         self.fit = FitIndex(pool)
         #: Allocations that started picking cores, and those refused by the fit index alone.
         self.nb_attempts = 0
@@ -659,17 +592,19 @@ class ResourceManager:
             return partial(_bandwidth_headroom_deficit, pool)
         raise ValueError(f"unknown core policy {policy!r}; expected one of {CORE_POLICIES}")
 
-    def _heap(self, policy: str) -> _ProcessorHeap | _RankedTree:
+    def _heap(self, policy: str) -> _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree:
         heap = self._heaps.get(policy)
         if heap is None:  # built on first use, then kept current
             if policy == "high_gflops":
                 heap = _RankedTree(self.pool, self._neg_gflops)
             elif policy == "low_power":
                 heap = _RankedTree(self.pool, self._power)
+            elif policy == "high_mem":
+                heap = NodeHeap(self.pool)
+            elif policy == "high_cores":
+                heap = CoreCountHeap(self.pool)
             else:
-                heap = _ProcessorHeap(
-                    self.pool, self._primary(policy), policy == "high_mem", policy
-                )
+                heap = _ProcessorHeap(self.pool, self._primary(policy), policy)
             self._heaps[policy] = heap
         return heap
 
@@ -741,7 +676,7 @@ class ResourceManager:
         pool = self.pool
         if res > pool.free_count:
             return None
-        structure: _ProcessorHeap | _RankedTree | None = None
+        structure: _ProcessorHeap | CoreCountHeap | NodeHeap | _RankedTree | None = None
         if policy != "random":  # random's attempts consume seeded draws: always attempted
             if not self.fit.fits(res, mem):
                 self.nb_refused += 1

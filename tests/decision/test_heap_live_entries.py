@@ -46,6 +46,11 @@ def test_a_worsened_processor_keeps_its_entry_and_a_release_pushes_a_new_one() -
     assert len(heap.heap) == entries + 1
 
 
+def _pair(heap, entry: int) -> tuple[int, int]:
+    """``high_cores``' packed entry as its ``(-free cores, lowest free core)``."""
+    return (entry // heap.scale - heap.most, entry % heap.scale)
+
+
 def test_a_full_processor_loses_its_live_entry_and_gets_one_back_when_freed() -> None:
     pool, rm = _setup()
     # high_cores: processor 2 has the most free cores (3), so its lowest core, 4.
@@ -55,15 +60,15 @@ def test_a_full_processor_loses_its_live_entry_and_gets_one_back_when_freed() ->
     pool.take(5, "b", 0.0, 0.0)
     pool.take(6, "b", 0.0, 0.0)
     pool.settle([5, 6], 0.0)
-    assert heap.live[2][:2] == (-3, 4)
+    assert _pair(heap, heap.live[2]) == (-3, 4)
     # The next search drops that entry (no free core) and forgets it as live; processors 0, 1
     # and 3 have two free cores each: the lowest core id wins, 0 on processor 0.
     assert rm.allocate("c", 1, 0.0, 0.0, "high_cores", 1.0) == [0]
-    assert heap.live[2] is None
+    assert heap.live[2] == -1
     # Freed, processor 2 leads again (3 free cores) through a newly pushed entry.
     pool.release([4, 5, 6], 2.0)
     assert rm.allocate("d", 1, 0.0, 0.0, "high_cores", 2.0) == [4]
-    assert heap.live[2][:2] == (-3, 4)
+    assert _pair(heap, heap.live[2]) == (-3, 4)
 
 
 def test_high_mem_runs_through_a_node_mate_at_the_same_key() -> None:

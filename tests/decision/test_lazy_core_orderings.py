@@ -44,9 +44,25 @@ def _scan(pool: CorePool, policy: str, mem: float) -> int | None:
 
 def _check_lower_bounds(heap) -> None:
     """The heap's invariant: every processor with a free core has one live entry (or is
-    marked dirty), whose (key, lowest free core) is at most the processor's current one."""
+    marked dirty), whose (key, lowest free core) is at most the processor's current one.
+    ``high_mem``'s heap holds nodes: each node with a free core has one, at most its
+    ``(-free memory, lowest free core)``, unless one of its processors is marked dirty."""
     pool = heap.pool
+    if heap.kind == "high_cores":  # packed ints: (most - free cores) * scale + lowest free core
+        for p, members in enumerate(pool.proc_free):
+            if members and p not in heap.dirty:
+                assert heap.live[p] in heap.heap, p
+                assert heap.live[p] <= heap.value(p), p
+        return
     live = {entry[3]: entry for entry in heap.heap if entry[2] == heap.version[entry[3]]}
+    if heap.kind == "high_mem":
+        for node, procs in enumerate(pool.node_procs):
+            firsts = [pool.proc_free[q][0] for q in procs if pool.proc_free[q]]
+            if not firsts or any(q in heap.dirty for q in procs):
+                continue
+            entry = live[node]
+            assert (entry[0], entry[1]) <= (-pool.node_free_mem[node], min(firsts)), node
+        return
     for p, members in enumerate(pool.proc_free):
         if not members or p in heap.dirty:
             continue
@@ -73,7 +89,8 @@ def test_lazy_heaps_pick_what_a_scan_picks(seed: int) -> None:
     running: list[list[int]] = []
     rebuilds = {policy: 0 for policy in DYNAMIC}
     for policy in DYNAMIC:
-        rm._heap(policy).limit = 30  # rebuild often (the platform has 12 processors)
+        # rebuild often (the platform has 12 processors on 5 nodes; high_mem's heap holds nodes)
+        rm._heap(policy).limit = 12 if policy == "high_mem" else 30
     for step in range(600):
         if running and (draw.random() < 0.4 or pool.free_count == 0):
             pool.release(running.pop(draw.randrange(len(running))), float(step))
@@ -88,10 +105,10 @@ def test_lazy_heaps_pick_what_a_scan_picks(seed: int) -> None:
         for policy in DYNAMIC:
             heap = rm._heap(policy)
             _check_lower_bounds(heap)
-            versions = heap.version
+            lives = heap.live  # a rebuild makes a new list
             for mem in (0.0, 1000.0, 3000.0, 9000.0):
                 assert rm.pick(policy, mem) == _scan(pool, policy, mem), (seed, step, policy, mem)
-            rebuilds[policy] += heap.version is not versions
+            rebuilds[policy] += heap.live is not lives
         for policy in STATIC:
             tree = rm._heap(policy)
             for mem in (0.0, 1000.0, 3000.0, 9000.0):

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import heapq
 
+from hdeeprm.decision._pick import PickByAllocating
 from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 
-class CoreCountHeap:
+class CoreCountHeap(PickByAllocating):
     """Processors with a free core, ordered by ``(-free cores, lowest free core)`` as packed
     ints, lazily invalidated; picks what ``high_cores``' processor ranking picks."""
 
@@ -83,11 +84,6 @@ class CoreCountHeap:
                     live[p] = value
                     push(heap, value)
         dirty.clear()
-
-    def pick(self, mem: float) -> int | None:
-        """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc = self.allocate(None, 1, mem, 0.0, [])
-        return None if proc is None else self.pool.proc_free[proc][0]
 
     def allocate(
         self, job_id: str | None, res: int, mem: float, mem_bw: float, taken: list[int]

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import heapq
 
+from hdeeprm.decision._pick import PickByAllocating
 from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (-free memory of the node, its lowest free core id, entry version, node id).
 _Entry = tuple[float, int, int, int]
 
 
-class NodeHeap:
+class NodeHeap(PickByAllocating):
     """Nodes with a free core, ordered by ``(-free memory, lowest free core)``, lazily
     invalidated; picks what ``high_mem``'s processor ranking picks (module docstring)."""
 
@@ -121,11 +122,6 @@ class NodeHeap:
             v = version[node] = version[node] + 1
             entry = live[node] = (key, first, v, node)
             push(heap, entry)
-
-    def pick(self, mem: float) -> int | None:
-        """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc = self.allocate(None, 1, mem, 0.0, [])
-        return None if proc is None else self.pool.proc_free[proc][0]
 
     def allocate(
         self, job_id: str | None, res: int, mem: float, mem_bw: float, taken: list[int]

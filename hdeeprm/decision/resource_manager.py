@@ -58,6 +58,7 @@ import numpy as np
 
 from hdeeprm.decision._count_heap import CoreCountHeap
 from hdeeprm.decision._node_heap import NodeHeap
+from hdeeprm.decision._pick import PickByAllocating
 from hdeeprm.decision._random import UniformStream
 from hdeeprm.decision._segment import NEG_INF, MaxTree
 from hdeeprm.decision.actions import CORE_POLICIES
@@ -83,7 +84,7 @@ def _bandwidth_headroom_deficit(pool: CorePool, p: int) -> float:
     return pool.proc_demand[p] - pool.proc_mem_bw[p]
 
 
-class _ProcessorHeap:
+class _ProcessorHeap(PickByAllocating):
     """Processors with a free core, ordered by one policy's key, lazily invalidated."""
 
     __slots__ = ("pool", "primary", "kind", "dirty", "heap", "limit", "version", "live")
@@ -171,11 +172,6 @@ class _ProcessorHeap:
             entry = live[p] = (key, first, v, p)
             push(heap, entry)
         dirty.clear()
-
-    def pick(self, mem: float) -> int | None:
-        """Lowest free core of the best processor whose node has ``mem`` MB free."""
-        proc = self.allocate(None, 1, mem, 0.0, [])
-        return None if proc is None else self.pool.proc_free[proc][0]
 
     def allocate(
         self, job_id: str | None, res: int, mem: float, mem_bw: float, taken: list[int]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 
-from hdeeprm.decision._pick import PickByAllocating
+from hdeeprm.decision._pick import PickByAllocating, child_bound
 from hdeeprm.decision.resources import MEM_TOL, CorePool
 
 #: Heap entry: (-free memory of the node, its lowest free core id, entry version, node id).
@@ -181,13 +181,7 @@ class NodeHeap(PickByAllocating):
                 return None
             if job_id is None:
                 return proc
-            size = len(heap)
-            bound: tuple[float, int] | None = None
-            if size > 2:
-                child = heap[1] if heap[1] < heap[2] else heap[2]
-                bound = (child[0], child[1])
-            elif size == 2:
-                bound = (heap[1][0], heap[1][1])
+            bound = child_bound(heap)
             left = spare
             while True:  # runs of the node's processors, in ascending core order
                 members = free[proc]

@@ -1,5 +1,5 @@
 """What the changing-key core-policy heaps share: a single pick is an allocation of one task
-that takes nothing."""
+that takes nothing, and the bound that ends a run of takes."""
 
 from __future__ import annotations
 
@@ -23,3 +23,16 @@ class PickByAllocating:
         """Lowest free core of the best processor whose node has ``mem`` MB free."""
         proc = self.allocate(None, 1, mem, 0.0, [])
         return None if proc is None else self.pool.proc_free[proc][0]
+
+
+def child_bound(heap: list[tuple[Any, ...]]) -> tuple[float, int] | None:
+    """``(key, lowest free core)`` of the smaller child of ``heap``'s top entry: a lower bound
+    of every entry but the top, stale ones included (``None``: the top is alone). A run of
+    takes from the top's processor goes on while its figures stay below it."""
+    size = len(heap)
+    if size > 2:
+        child = heap[1] if heap[1] < heap[2] else heap[2]
+        return (child[0], child[1])
+    if size == 2:
+        return (heap[1][0], heap[1][1])
+    return None

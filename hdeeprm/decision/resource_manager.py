@@ -58,7 +58,7 @@ import numpy as np
 
 from hdeeprm.decision._count_heap import CoreCountHeap
 from hdeeprm.decision._node_heap import NodeHeap
-from hdeeprm.decision._pick import PickByAllocating
+from hdeeprm.decision._pick import PickByAllocating, child_bound
 from hdeeprm.decision._random import UniformStream
 from hdeeprm.decision._segment import NEG_INF, MaxTree
 from hdeeprm.decision.actions import CORE_POLICIES
@@ -272,13 +272,7 @@ class _ProcessorHeap(PickByAllocating):
                 count = n
             run = 1
             if count > 1 and kind is not None:
-                size = len(heap)
-                bound: tuple[float, int] | None = None
-                if size > 2:
-                    child = heap[1] if heap[1] < heap[2] else heap[2]
-                    bound = (child[0], child[1])
-                elif size == 2:
-                    bound = (heap[1][0], heap[1][1])
+                bound = child_bound(heap)
                 left = spare
                 dem, mem_bw_p = demand[p], proc_mem_bw[p]
                 while run < count:

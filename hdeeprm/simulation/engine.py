@@ -423,6 +423,23 @@ class Engine:
         return self._ended
 
     @property
+    def state_change_events(self) -> bool:
+        """Whether each ``SetResourceState`` is confirmed by a ``RESOURCE_STATE_CHANGED``
+        event (see the constructor). Settable until :meth:`start`, so the loop that drives
+        the engine can drop them for a decision system that says it ignores them
+        (:func:`hdeeprm.simulation.run`)."""
+        return self._rsc_events
+
+    @state_change_events.setter
+    def state_change_events(self, value: bool) -> None:
+        if self._started:
+            raise SimulationError(
+                "state_change_events can only be set before start(): the messages already "
+                "sent depend on it"
+            )
+        self._rsc_events = bool(value)
+
+    @property
     def consumed_energy(self) -> float:
         """Energy consumed by every compute host from time 0 to ``now`` (J)."""
         return self._energy

@@ -522,9 +522,30 @@ class Engine:
         Each decision is validated before it changes anything, so a bad one raises
         :class:`SimulationError` and leaves the engine as it was after the previous decision.
         """
-        self._check_running()
-        self._apply(decisions)
-        return self._next_message()
+        if self._ended or not self._started:
+            self._check_running()
+        # _apply and _next_message inlined (one message per call of the decision loop: four
+        # calls less each), switches tested first (the commonest decision).
+        for decision in decisions:
+            kind = type(decision)
+            if kind is SetResourceState:
+                self._set_state(decision)  # type: ignore[arg-type]
+            elif kind is ExecuteJob:
+                self._execute(decision)  # type: ignore[arg-type]
+            else:
+                self._apply((decision,))
+        if self._dirty:
+            self._repace()
+        when = self._next_time()
+        if when == math.inf:
+            return self._next_message()  # the end, or a deadlock to explain
+        if when > self._now:
+            self._energy += self._power * (when - self._now)
+            self._now = when
+        events = self._collect(when)
+        self.nb_messages += 1
+        self.nb_events += len(events)
+        return Message(when, events)
 
     def apply(self, decisions: Sequence[Decision]) -> None:
         """Apply ``decisions`` at ``now`` without advancing; ``proceed(())`` advances later.
@@ -644,20 +665,21 @@ class Engine:
         self.nb_events += len(events)
         return Message(when, events)
 
-    def _is_stale(self, entry: tuple[float, int, int, float | int, int]) -> bool:
-        prio = entry[1]
-        if prio == _CALL:
-            return False
-        job = self._submitted[entry[3]]  # type: ignore[index]
-        return job.state is not RUNNING or (prio == _COMPLETE and job._version != entry[4])
-
     def _next_time(self) -> float:
         if self._imm_completed or self._imm_killed or self._imm_rsc:
             return self._now
         if not self._nomore_sent and self._sub_idx == len(self._sub_times):
             return self._now
         heap = self._heap
-        while heap and self._is_stale(heap[0]):
+        submitted = self._submitted
+        while heap:  # drop stale entries on top (_is_stale inlined: a test per message)
+            entry = heap[0]
+            prio = entry[1]
+            if prio == _CALL:
+                break
+            job = submitted[entry[3]]  # type: ignore[index]
+            if job.state is RUNNING and (prio != _COMPLETE or job._version == entry[4]):
+                break
             heapq.heappop(heap)
         when = heap[0][0] if heap else math.inf
         if self._sub_idx < len(self._sub_times):

@@ -845,8 +845,12 @@ class Engine:
             host_job[host] = job
             idle = cur_idle[host]
             full = cur_full[host]
-            host_energy[host] += idle * (now - host_since[host])
-            host_since[host] = now
+            since = host_since[host]
+            # A host switched at this very instant (a decision system sets a job's P-states
+            # just before starting it) has nothing to add: idle x 0.0 adds +0.0, a no-op.
+            if since != now:
+                host_energy[host] += idle * (now - since)
+                host_since[host] = now
             idle_closed += now - state_since[host]
             state_since[host] = now
             full_sum += full

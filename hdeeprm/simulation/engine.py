@@ -1098,8 +1098,11 @@ class Engine:
             new_idle = idle_s[host]
             job = host_job[host]
             if job is None:
-                # An idle host: power and wattmin both change by its idle watts.
-                host_energy[host] += old_idle * (now - host_since[host])
+                # An idle host: power and wattmin both change by its idle watts. One that
+                # changed at this very instant (its job just ended) adds idle x 0.0 = +0.0.
+                since = host_since[host]
+                if since != now:
+                    host_energy[host] += old_idle * (now - since)
                 change = new_idle - old_idle
                 d_power += change
                 if trace:

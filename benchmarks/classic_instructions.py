@@ -5,15 +5,19 @@ Usage::
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
         --toggle-collect=starmap_next --callgrind-out-file=/tmp/classic.cg \\
         python3.11 benchmarks/classic_instructions.py [--pair PAIR] [--nb-jobs N] [--trace PATH]
+        [--platform NAME] [--scheduler NAME]
     grep '^summary' /tmp/classic.cg
 
 The first N jobs of the Gaia trace (default 20,000; 0: all) converted as
 ``benchmarks/scaling.py --gaia-ratio`` does, on the Gaia platform, replayed once by the
 workload manager with a fixed policy pair (default ``shortest-high_gflops``) and a traced
-engine. The replay runs inside ``itertools.starmap``, so that callgrind, told to collect only
-inside CPython's ``starmap_next``, counts it and nothing of the set-up (the same method as
-``benchmarks/env_instructions.py``). Use the python binary itself, not a pyenv shim. Without
-valgrind it simply runs the replay and prints the number of jobs.
+engine. ``--trace`` and ``--platform`` (a name of ``platform_examples``, default ``gaia``)
+count another trace, ``--scheduler`` (e.g. ``easy``) a backfilling scheduler choosing the
+jobs (RICC with EASY: ``--trace ../shared/traces/RICC-2010-2.swf.gz --platform ricc
+--scheduler easy``). The replay runs inside ``itertools.starmap``, so that callgrind, told
+to collect only inside CPython's ``starmap_next``, counts it and nothing of the set-up (the
+same method as ``benchmarks/env_instructions.py``). Use the python binary itself, not a pyenv
+shim. Without valgrind it simply runs the replay and prints the number of jobs.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
+from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.simulation import Engine, load_platform_xml, run
 from hdeeprm.workload.convert import convert_swf
 
@@ -37,12 +42,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pair", default="shortest-high_gflops", help="the fixed policy pair")
     parser.add_argument("--nb-jobs", type=int, default=20000, help="first N jobs (0: all)")
-    parser.add_argument("--trace", type=Path, default=TRACE, help="the Gaia SWF trace")
+    parser.add_argument("--trace", type=Path, default=TRACE, help="the SWF trace")
+    parser.add_argument("--platform", default="gaia", help="a platform_examples name")
+    parser.add_argument("--scheduler", default=None, help="a backfilling scheduler preset")
     args = parser.parse_args()
     if not args.trace.is_file():
         raise SystemExit(f"trace not found: {args.trace}")
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
-    platform = load_platform(REPO / "platform_examples" / "gaia.json")
+    platform = load_platform(REPO / "platform_examples" / f"{args.platform}.json")
     with tempfile.TemporaryDirectory() as tmp:
         write_platform_xml(platform, Path(tmp) / "platform.xml")
         sim_platform = load_platform_xml(Path(tmp) / "platform.xml")
@@ -56,7 +63,10 @@ def main() -> None:
 
     def replay() -> int:
         actions = ActionSpace()
-        manager = WorkloadManager(platform, actions, FixedPair(actions, args.pair), seed=1)
+        sched = BackfillScheduler(parse_scheduler(args.scheduler)) if args.scheduler else None
+        manager = WorkloadManager(
+            platform, actions, FixedPair(actions, args.pair), seed=1, scheduler=sched
+        )
         run(Engine(sim_platform, workload, trace=True), manager)
         return len(workload.jobs)
 

@@ -320,9 +320,15 @@ class CorePool:
         for proc in procs:
             members = proc_cores[proc]
             if proc_busy[proc]:
-                if len(members) == 4:  # RICC's processors: the loop below, unrolled
+                size = len(members)
+                if size == 4:  # RICC's processors: the loop below, unrolled
                     a, b, c, d = members
                     demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                elif size == 6:  # most of Gaia's
+                    a, b, c, d, e, f = members
+                    demand = (
+                        0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d] + core_bw[e]
+                    ) + core_bw[f]
                 else:
                     demand = 0.0
                     for c in members:
@@ -339,9 +345,10 @@ class CorePool:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle
                 free = proc_free[proc]
-                for c in free:
-                    pstate[c] = idle
-                changed.update(free)
+                if free:  # none when a job took the whole processor
+                    for c in free:
+                        pstate[c] = idle
+                    changed.update(free)
                 if busy is False:
                     group = ()  # the freed cores are free cores: switched above
             if running != run_state[proc]:
@@ -467,7 +474,18 @@ class CorePool:
                 emitted[core] = state
                 groups[state].append(core)
         changed.clear()
-        return [SetResourceState(HostIds(cores), s) for s, cores in enumerate(groups) if cores]
+        # Four tests instead of a comprehension (a frame and an enumerate per drain).
+        p0, p1, p2, p3 = groups
+        decisions = []
+        if p0:
+            decisions.append(SetResourceState(HostIds(p0), P0))
+        if p1:
+            decisions.append(SetResourceState(HostIds(p1), P1))
+        if p2:
+            decisions.append(SetResourceState(HostIds(p2), P2))
+        if p3:
+            decisions.append(SetResourceState(HostIds(p3), P3))
+        return decisions
 
     @property
     def over_subscribed(self) -> list[int]:

@@ -194,6 +194,10 @@ class WorkloadManager:
             rejection) instead of the first one and a summary at the end of the simulation.
     """
 
+    #: ``RESOURCE_STATE_CHANGED`` needs nothing (P-states are the manager's own), so the
+    #: in-process loop (:func:`hdeeprm.simulation.run`) does not send them.
+    wants_state_changes = False
+
     def __init__(
         self,
         platform: Platform,

@@ -29,6 +29,7 @@ from hdeeprm.simulation import (
     write_outputs,
 )
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
+from hdeeprm.simulation.runner import wants_state_changes
 from hdeeprm.simulation.service_time import ServiceTimeModel
 
 INSIGHTS_FILE = "insights.log"
@@ -256,7 +257,13 @@ def run_classic(
     # a full collection would rescan them all and free nothing (hdeeprm._gc); one deferred to
     # the outputs would cost a whole-heap scan there.
     with young_collections_only():
-        engine = Engine(platform, inputs.workload, service_time=service_time)
+        # The manager ignores RESOURCE_STATE_CHANGED: not sending them changes no output.
+        engine = Engine(
+            platform,
+            inputs.workload,
+            service_time=service_time,
+            state_change_events=wants_state_changes(manager),
+        )
         with insights_log(out, inputs.options.log_level):
             wall = drive(engine, manager, len(inputs.workload.jobs), progress=progress)
             metrics = compute_metrics(engine, manager, wall)

@@ -129,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     warm.add_argument("--warm-episodes", type=int, default=8, help="training windows to clone")
     warm.add_argument("--warm-epochs", type=int, default=20)
     warm.add_argument("--warm-lr", type=float, default=1e-3)
+    warm.add_argument(
+        "--critic-warmup",
+        type=int,
+        default=0,
+        help="TwoStepConfig.critic_warmup: first PPO updates fit the critic alone",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--out", type=Path, help="folder for the trained model (model.pt)")
     where.add_argument("--load", type=Path, help="evaluate this TwoStepPPO checkpoint")
@@ -137,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--timesteps must be >= 1 (or 0 after --warm-start: the clone alone)")
     if args.warm_episodes < 1 or args.warm_epochs < 1:
         parser.error("--warm-episodes and --warm-epochs must be >= 1")
+    if args.critic_warmup < 0:
+        parser.error("--critic-warmup must be >= 0")
     if args.load is not None and not args.load.is_file():
         parser.error(f"--load {args.load}: no such file")
     model_path = None
@@ -196,6 +204,7 @@ def run(args: argparse.Namespace, tmp: Path, model_path: Path | None) -> int:
             learning_rate=args.lr,
             gamma=args.gamma,
             slot_order_bias=args.slot_order_bias,
+            critic_warmup=args.critic_warmup,
             seed=args.seed,
         )
         agent = TwoStepPPO(config, job_selection_factories(inputs, args.envs, "train", **kwargs))

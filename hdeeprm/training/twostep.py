@@ -109,6 +109,11 @@ class TwoStepConfig:
     #: (a job array submitted at one instant) tie; a positive value breaks ties towards the
     #: earliest submitted, as the heuristic pickers do (0: no position at all, RLScheduler's).
     slot_order_bias: float = 0.0
+    #: Updates at the start of training that fit the job selector's critic only (its policy
+    #: loss is left out). A warm-started selector (:mod:`hdeeprm.training.picker_cloning`)
+    #: has a good policy and an untrained critic; the critic's first advantages are noise,
+    #: and policy steps taken on them undo the warm start.
+    critic_warmup: int = 0
     #: Scale the job selector's rewards by the running std of the discounted return.
     normalize_reward: bool = True
     seed: int = 0
@@ -156,6 +161,9 @@ class TwoStepConfig:
             ok = ok and (low is None or value >= low) and (high is None or value <= high)
             if not ok:
                 raise InputError(f"expected a finite number in range, got {value!r}", None, key)
+        warmup = self.critic_warmup
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise InputError(f"expected an integer >= 0, got {warmup!r}", None, "critic_warmup")
         if self.batch_size % self.num_minibatches:
             raise InputError(
                 f"num_envs x num_steps ({self.batch_size}) must be a multiple of "
@@ -599,8 +607,10 @@ class TwoStepPPO:
         ret: torch.Tensor,
         old_val: torch.Tensor,
         ent_coef: float,
+        fit_policy: bool = True,
     ) -> dict[str, float]:
-        """Clipped-objective epochs over minibatches of ``n`` samples (shared by both)."""
+        """Clipped-objective epochs over minibatches of ``n`` samples (shared by both);
+        without ``fit_policy``, the value loss alone (``critic_warmup``)."""
         cfg = self.config
         mb = max(1, n // cfg.num_minibatches)
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0}
@@ -625,7 +635,9 @@ class TwoStepPPO:
                     0.5
                     * torch.max((new_v - ret[idx]).square(), (v_clip - ret[idx]).square()).mean()
                 )
-                loss = pg - ent_coef * entropy + cfg.vf_coef * v_loss
+                loss = cfg.vf_coef * v_loss
+                if fit_policy:
+                    loss = pg - ent_coef * entropy + loss
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
@@ -670,6 +682,7 @@ class TwoStepPPO:
             torch.from_numpy(ret.reshape(-1)),
             torch.from_numpy(val_buf.reshape(-1)),
             cfg.ent_coef,
+            fit_policy=self.updates >= cfg.critic_warmup,
         )
         freq = float(np.mean(act_buf == self.slots))
         return {**{f"job_{k}": v for k, v in stats.items()}, "do_nothing": freq}

@@ -162,3 +162,26 @@ def test_bad_config_and_checkpoint_are_input_errors(tmp_path) -> None:
     agent.close()
     with pytest.raises(InputError, match="trained for"):
         TwoStepPPO.load(path, _factories(tmp_path / "b", queue_slots=4, policies=POLICIES))
+
+
+def test_critic_warmup_fits_the_critic_alone_first(tmp_path) -> None:
+    agent = TwoStepPPO(_config(critic_warmup=2), _factories(tmp_path))
+
+    def split(net) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        state = net.state_dict()
+        critic = [state[k].clone() for k in state if k.startswith("critic")]
+        policy = [state[k].clone() for k in state if not k.startswith("critic")]
+        return critic, policy
+
+    critic0, policy0 = split(agent.job_net)
+    agent.learn(256)  # two updates of 2 x 64 steps: the critic only
+    assert agent.updates == 2
+    critic2, policy2 = split(agent.job_net)
+    assert all(torch.equal(a, b) for a, b in zip(policy0, policy2, strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(critic0, critic2, strict=True))
+    agent.learn(128)  # the third update fits the policy too
+    _, policy3 = split(agent.job_net)
+    assert not all(torch.equal(a, b) for a, b in zip(policy2, policy3, strict=True))
+    agent.close()
+    with pytest.raises(InputError, match="critic_warmup"):
+        _config(critic_warmup=-1).validate()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from hdeeprm.platform.hierarchy import Cluster, Core, Node, Platform, Processor
+from hdeeprm.platform.hierarchy import P2, P3, Cluster, Core, Node, Platform, Processor
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.events import Event, Message
 from hdeeprm.workload.model import Profile
@@ -119,3 +120,30 @@ def completed(now: float, *jobs: FakeJob) -> Message:
         now,
         *[(ev.JOB_COMPLETED, {"job": j, "job_state": ev.COMPLETED_SUCCESSFULLY}) for j in jobs],
     )
+
+
+def churn_keeps_demand_exact(pool: Any, seed: int, steps: int, most: int) -> None:
+    """Random takes (up to ``most`` cores at once, varied bandwidths) and releases on
+    ``pool``: after each, every processor's demand is the loop's sum in core order, bit for
+    bit, and its free cores are P2 (the processor runs a job) or P3 (it runs none)."""
+    draw = random.Random(seed)
+    bandwidths = [0.1, 0.2, 0.3, 0.07, 1e-17, 0.15000000000000002, 0.0]
+    running: list[list[int]] = []
+    for step in range(steps):
+        free = list(pool.free_cores)
+        if free and (not running or draw.random() < 0.55):
+            cores = draw.sample(free, draw.randint(1, min(most, len(free))))
+            for core in cores:
+                pool.take(core, f"j{step}", 0.0, draw.choice(bandwidths))
+            pool.settle(cores, float(step))
+            running.append(cores)
+        elif running:
+            pool.release(running.pop(draw.randrange(len(running))), float(step))
+        for proc, members in enumerate(pool.proc_cores):
+            expected = 0.0
+            for core in members:
+                expected += pool.core_bw[core]
+            assert pool.proc_demand[proc].hex() == expected.hex(), (step, proc)
+            busy = [core for core in members if pool.core_job[core] is not None]
+            idle = P2 if busy else P3
+            assert all(pool.pstate[c] == idle for c in members if c not in busy), (step, proc)

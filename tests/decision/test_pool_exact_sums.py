@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from decision_helpers import make_platform
+from decision_helpers import churn_keeps_demand_exact, make_platform
 
 from hdeeprm.decision import CorePool
 from hdeeprm.decision.fit import NodeFloorFit
@@ -53,25 +53,7 @@ def test_four_core_demand_is_the_sum_in_core_order() -> None:
 
 
 def test_four_core_demand_matches_the_loop_on_random_takes_and_releases() -> None:
-    pool = _quad_platform()
-    draw = random.Random(3)
-    bandwidths = [0.1, 0.2, 0.3, 0.07, 1e-17, 0.15000000000000002, 0.0]
-    running: list[list[int]] = []
-    for step in range(500):
-        free = list(pool.free_cores)
-        if free and (not running or draw.random() < 0.55):
-            cores = draw.sample(free, draw.randint(1, min(3, len(free))))
-            for core in cores:
-                pool.take(core, f"j{step}", 0.0, draw.choice(bandwidths))
-            pool.settle(cores, float(step))
-            running.append(cores)
-        elif running:
-            pool.release(running.pop(draw.randrange(len(running))), float(step))
-        for proc, members in enumerate(pool.proc_cores):
-            expected = 0.0
-            for core in members:
-                expected += pool.core_bw[core]
-            assert pool.proc_demand[proc].hex() == expected.hex(), (step, proc)
+    churn_keeps_demand_exact(_quad_platform(), seed=3, steps=500, most=3)
 
 
 def test_fit_counts_are_whole_numbers_equal_to_a_scan() -> None:

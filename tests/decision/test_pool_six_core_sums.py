@@ -3,9 +3,7 @@ unrolled, is still the sum in core order, bit for bit (floats compared by ``hex`
 
 from __future__ import annotations
 
-import random
-
-from decision_helpers import make_platform
+from decision_helpers import churn_keeps_demand_exact, make_platform
 
 from hdeeprm.decision import CorePool
 from hdeeprm.platform.hierarchy import P0, P2, P3
@@ -40,25 +38,4 @@ def test_six_core_demand_is_the_sum_in_core_order() -> None:
 
 
 def test_six_core_demand_matches_the_loop_on_random_takes_and_releases() -> None:
-    pool = _six_core_pool()
-    draw = random.Random(5)
-    bandwidths = [0.1, 0.2, 0.3, 0.07, 1e-17, 0.15000000000000002, 0.0]
-    running: list[list[int]] = []
-    for step in range(600):
-        free = list(pool.free_cores)
-        if free and (not running or draw.random() < 0.55):
-            cores = draw.sample(free, draw.randint(1, min(6, len(free))))
-            for core in cores:
-                pool.take(core, f"j{step}", 0.0, draw.choice(bandwidths))
-            pool.settle(cores, float(step))
-            running.append(cores)
-        elif running:
-            pool.release(running.pop(draw.randrange(len(running))), float(step))
-        for proc, members in enumerate(pool.proc_cores):
-            expected = 0.0
-            for core in members:
-                expected += pool.core_bw[core]
-            assert pool.proc_demand[proc].hex() == expected.hex(), (step, proc)
-            busy = [core for core in members if pool.core_job[core] is not None]
-            idle = P2 if busy else P3
-            assert all(pool.pstate[c] == idle for c in members if c not in busy), (step, proc)
+    churn_keeps_demand_exact(_six_core_pool(), seed=5, steps=600, most=6)

@@ -300,6 +300,18 @@ class _ProcessorHeap(PickByAllocating):
         return None
 
 
+def _memory_run(count: int, spare: float, mem: float, need: float) -> int:
+    """How many of ``count`` cores of one node its ``spare`` MB admit for tasks of ``mem`` MB
+    (at least one: the caller checked the first), tested as the pick loop does, in take's
+    float order: ``spare`` less ``mem`` per core taken must stay ``>= need``."""
+    spare -= mem
+    run = 1
+    while run < count and spare >= need:
+        spare -= mem
+        run += 1
+    return run
+
+
 class _RankedTree:
     """Processors in a static order; the best one whose node has the memory, in O(log P).
 
@@ -455,13 +467,7 @@ class _RankedTree:
                 if left < count:
                     count = left
                 if mem > 0.0 and count > 1:
-                    # the node's memory: the pick loop's test in take's float order
-                    spare -= mem
-                    run = 1
-                    while run < count and spare >= need:
-                        spare -= mem
-                        run += 1
-                    count = run
+                    count = _memory_run(count, spare, mem, need)
                 taken[proc] = take_run(proc, count, job_id, mem, mem_bw)
                 left -= count
                 if members:  # the same list, less the cores just taken
@@ -512,13 +518,7 @@ class _RankedTree:
                     if left < count:
                         count = left
                     if mem > 0.0 and count > 1:
-                        # the node's memory: the pick loop's test in take's float order
-                        spare -= mem
-                        run = 1
-                        while run < count and spare >= need:
-                            spare -= mem
-                            run += 1
-                        count = run
+                        count = _memory_run(count, spare, mem, need)
                     taken[proc] = take_run(proc, count, job_id, mem, mem_bw)
                     left -= count
                     if not left:

@@ -17,7 +17,7 @@ from hdeeprm.environment.heuristic_selection import (
     HeuristicSelectionEnv,
     heuristic_selection_factories,
 )
-from hdeeprm.environment.job_pickers import BASELINES, HeuristicPicker
+from hdeeprm.environment.job_pickers import BASELINES, HeuristicPicker, ScorePicker
 from hdeeprm.environment.job_selection import JobSelectionEnv
 from hdeeprm.environment.observation import (
     QUEUE_FEATURES,
@@ -61,6 +61,7 @@ __all__ = [
     "HeuristicSelectionEnv",
     "heuristic_selection_factories",
     "HeuristicPicker",
+    "ScorePicker",
     "JobSelectionEnv",
     "OBJECTIVES",
     "QUEUE_FEATURES",

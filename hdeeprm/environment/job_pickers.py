@@ -24,6 +24,7 @@ nothing when none fits. :func:`cush_key` is the ranking, shared with the scenari
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -72,14 +73,71 @@ class HeuristicPicker:
 
     def __call__(self, env: Any) -> int:
         """The action for ``env``'s current state."""
-        mask = env.action_masks()
-        ranked = self.rank(env)
-        if ranked and mask[ranked[0]]:
-            return ranked[0]
-        if mask[env.do_nothing] or not ranked:
-            return int(env.do_nothing)
-        # Do nothing is invalid (it could never end): the first ranked job that may start.
-        return next(slot for slot in ranked if mask[slot])
+        return first_or_wait(env, self.rank(env))
+
+
+def first_or_wait(env: Any, ranked: list[int]) -> int:
+    """A list scheduler's action: the first-ranked slot if it may start now, else do nothing
+    (the job waits at the head); when do nothing is invalid (it could never end), the first
+    ranked job that may start."""
+    mask = env.action_masks()
+    if ranked and mask[ranked[0]]:
+        return ranked[0]
+    if mask[env.do_nothing] or not ranked:
+        return int(env.do_nothing)
+    return next(slot for slot in ranked if mask[slot])
+
+
+#: What :class:`ScorePicker` reads of a queued job, each as ``log2(1 + value)``.
+SCORE_FEATURES = ("res", "mem", "mem_bw", "req_time", "wait")
+
+
+class ScorePicker:
+    """Pick the visible job with the lowest linear score ``w . phi(job)`` (ties: the earliest
+    submitted), a plain list scheduler like :class:`HeuristicPicker` without backfilling: if
+    that job does not fit now it does nothing and waits for it.
+
+    ``phi(job)`` is ``log2(1 + x)`` of each :data:`SCORE_FEATURES` (requested cores, memory,
+    memory bandwidth, requested time, wait so far in seconds), all known at the decision.
+    Weights ``(1, 0, 0, 0, 0)`` rank by requested cores alone: :class:`HeuristicPicker`'s
+    ``SQF`` to the decision. The weights are what :mod:`hdeeprm.training.score_search`
+    learns.
+
+    Args:
+        weights: one weight per feature of :data:`SCORE_FEATURES`.
+    """
+
+    def __init__(self, weights: Any) -> None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (len(SCORE_FEATURES),) or not np.all(np.isfinite(w)):
+            raise ValueError(
+                f"weights must be {len(SCORE_FEATURES)} finite numbers "
+                f"({', '.join(SCORE_FEATURES)}), got {weights!r}"
+            )
+        self.weights = w
+        self._w = tuple(float(x) for x in w)
+
+    def score(self, job: Any, now: float) -> float:
+        """``w . phi(job)`` at time ``now``."""
+        w_res, w_mem, w_bw, w_req, w_wait = self._w
+        req = job.req_time if math.isfinite(job.req_time) else 1e300
+        return (
+            w_res * math.log2(1.0 + job.res)
+            + w_mem * math.log2(1.0 + job.mem)
+            + w_bw * math.log2(1.0 + job.mem_bw)
+            + w_req * math.log2(1.0 + req)
+            + w_wait * math.log2(1.0 + max(0.0, now - job.subtime))
+        )
+
+    def rank(self, env: Any) -> list[int]:
+        """Slots of the visible jobs, best first."""
+        now = env.manager.now
+        jobs = env.visible_jobs
+        return sorted(range(len(jobs)), key=lambda s: (self.score(jobs[s], now), jobs[s].seq))
+
+    def __call__(self, env: Any) -> int:
+        """The action for ``env``'s current state."""
+        return first_or_wait(env, self.rank(env))
 
 
 #: CuSH's baselines (:class:`CushPicker`).

@@ -2,7 +2,8 @@
 
 Usage: ``python benchmarks/gaia_score_search.py [--split val|eval] [--seed S]
 [--train-windows N] [--iterations N] [--population N] [--elite N] [--data-seed S]
-[--weights W W W W W] [--out FILE]``
+[--tie-break] [--weights W W W W W | --load WEIGHTS_JSON] [--windows N SEED] [--only-pair]
+--out NEW_DIR``
 
 The learning benchmark's setting (``learning_benchmark.py``, medium mode: the Gaia trace on
 the thesis platform, 4,000-job windows, training part jobs 0-15,000, held-out part jobs
@@ -13,14 +14,18 @@ decision of :class:`~hdeeprm.environment.JobSelectionEnv` it ranks the visible j
 learned by :func:`~hdeeprm.training.score_search.cem_search` on ``--train-windows`` windows of
 the training part (drawn with seed ``1000 + --seed``, apart from the 8 pair-choice windows'
 seed 0), starting from ``SQF`` = the pair ``smallest-high_gflops`` (weights 1, 0, 0, 0, 0),
-minimising their mean slowdown.
+minimising their mean slowdown. With ``--tie-break`` the jobs are ranked by cores first
+and only the four other weights are learned, from zero: ``SQF`` with a learned tie-break
+between jobs of equal size.
 
 Then, on ``--split val`` (the 8 pair-choice windows of the training part: where the pair was
-chosen) or ``--split eval`` (the 8 held-out windows): the pair in the pair environment, the
-heuristic pickers and the learned weights, mean slowdown and mean bounded slowdown per
-policy and per window, and the learned rule's windows better and worse than the pair.
-``--weights`` skips the search and plays the given weights; ``--out`` saves the learned
-weights as JSON (never overwriting a file).
+chosen) or ``--split eval`` (the 8 held-out windows): every pair of the 36 (``--only-pair``:
+only ``--pair``) and random choice in the pair environment, the heuristic pickers and the
+learned weights, mean slowdown and mean bounded slowdown per policy and per window, and the
+learned rule's windows better and worse than the pair.
+``--weights`` skips the search and plays the given weights; ``--out``, a new folder, gets the
+learned ``weights.json`` (``--load`` plays it again), ``evaluation.csv`` and
+``evaluation.png``.
 """
 
 from __future__ import annotations
@@ -36,17 +41,48 @@ from pathlib import Path
 
 import learning_benchmark as lb
 import numpy as np
-from gaia_job_selection import PICKERS, SLOTS, play
+from gaia_job_selection import PICKERS, SLOTS
 
 from hdeeprm._atomic import write_text
 from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.job_pickers import SCORE_FEATURES, ScorePicker
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
+from hdeeprm.training import evaluate as ev
 from hdeeprm.training.score_search import CEMConfig, cem_search, windows_objective
 
 #: ``SQF``'s weights: rank by requested cores alone (the pair ``smallest-high_gflops``).
 SQF_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def picker_for(w: np.ndarray, tie_break: bool) -> ScorePicker:
+    """The picker of searched weights ``w`` (with ``tie_break``: the 4 tie-break weights)."""
+    if tie_break:
+        return ScorePicker(np.concatenate([[0.0], w]), cores_first=True)
+    return ScorePicker(w)
+
+
+def as_chooser(picker):
+    """A picker ``picker(env) -> action`` as an evaluation chooser ``(obs, info, env)``."""
+    return lambda obs, info, env: picker(env)
+
+
+def split_windows(inputs, mode: dict, args: argparse.Namespace):
+    """The inputs whose ``args.split`` windows are played: the 8 pair-choice windows of the
+    training part (``val``) or the 8 held-out windows (``eval``), or with ``--windows N
+    SEED`` N windows of that part drawn with SEED."""
+    if args.windows is None:
+        return lb.pair_choice_inputs(inputs, mode) if args.split == "val" else inputs
+    count, seed = args.windows
+    env = inputs.options.env
+    if args.split == "val":
+        episodes = dataclasses.replace(
+            env.episodes, val_jobs=tuple(mode["train_jobs"]), val_windows=count, val_seed=seed
+        )
+    else:
+        episodes = dataclasses.replace(env.episodes, eval_windows=count, eval_seed=seed)
+    options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
+    return dataclasses.replace(inputs, options=options)
 
 
 def training_inputs(inputs, mode: dict, windows: int, seed: int):
@@ -77,12 +113,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", default="smallest-high_gflops")
     parser.add_argument("--pickers", default=PICKERS, help="comma-separated, or 'none'")
     parser.add_argument(
+        "--tie-break",
+        action="store_true",
+        help="rank by cores first and learn only the tie-break (start: all zero = SQF)",
+    )
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
         "--weights", type=float, nargs=len(SCORE_FEATURES), help="play these, no search"
     )
-    parser.add_argument("--out", type=Path, help="JSON file for the learned weights")
+    given.add_argument("--load", type=Path, help="play the weights of this weights.json")
+    parser.add_argument(
+        "--only-pair", action="store_true", help="play only --pair, not all 36 and random"
+    )
+    parser.add_argument(
+        "--windows",
+        type=int,
+        nargs=2,
+        metavar=("N", "SEED"),
+        help="play N windows of the split's part drawn with SEED instead of its fixed 8",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="new folder: weights.json (after a search), evaluation.csv and evaluation.png",
+    )
     args = parser.parse_args(argv)
-    if args.out is not None and args.out.exists():
+    if args.out.exists():
         parser.error(f"{args.out} exists: choose another --out (never overwritten)")
+    if args.load is not None:
+        try:
+            saved = json.loads(args.load.read_text())
+            args.weights = [float(x) for x in saved["weights"]]
+            args.tie_break = bool(saved.get("cores_first", False))
+            ScorePicker(args.weights)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"--load {args.load}: not a weights.json of this script ({exc})")
     if args.train_windows < 1:
         parser.error("--train-windows must be >= 1")
     try:
@@ -96,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
+    args.out.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:  # the run's platform and workload files
         return run(args, config, Path(tmp))
 
@@ -105,6 +172,11 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
     raw = lb.options_for(mode, "avg_job_slowdown", "minimal", args.data_seed, lb.TRACE, lb.PLATFORM)
     inputs = prepare_inputs(options_from_json(raw, tmp / "options.json"), tmp)
     kwargs = {"queue_slots": SLOTS, "core_policy": "high_gflops", "objective": "avg_job_slowdown"}
+    split_inputs = split_windows(inputs, mode, args)
+    pair_env = HeterogeneousClusterEnv(inputs=split_inputs, split=args.split)
+    if args.pair not in pair_env.action_names:  # checked before the search, not after
+        print(f"--pair {args.pair!r} is not a pair of the thesis platform's 36", file=sys.stderr)
+        return 2
 
     if args.weights is not None:
         weights = np.array(args.weights)
@@ -121,11 +193,13 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
         )
 
         def objective(w: np.ndarray) -> float:
-            return float(np.mean(windows_objective(train_env, ScorePicker(w), windows)))
+            picker = picker_for(w, args.tie_break)
+            return float(np.mean(windows_objective(train_env, picker, windows)))
 
+        start = SQF_WEIGHTS[1:] if args.tie_break else SQF_WEIGHTS
         cpu = time.process_time()
-        result = cem_search(objective, SQF_WEIGHTS, config, log=lambda s: print(s, flush=True))
-        weights = result.weights
+        result = cem_search(objective, start, config, log=lambda s: print(s, flush=True))
+        weights = np.concatenate([[0.0], result.weights]) if args.tie_break else result.weights
         print(
             f"learned weights {np.array2string(weights, precision=4)}: training windows "
             f"{result.value:.4f} against SQF's {result.start_value:.4f} "
@@ -133,48 +207,49 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
             f"{result.evaluations} evaluations, {time.process_time() - cpu:.0f} s CPU",
             flush=True,
         )
-        if args.out is not None:
-            record = {
-                "features": list(SCORE_FEATURES),
-                "weights": [float(x) for x in weights],
-                "training_value": result.value,
-                "sqf_training_value": result.start_value,
-                "seed": args.seed,
-                "train_windows": train_env.windows.val_starts,
-                "history": result.history,
-            }
-            write_text(args.out, json.dumps(record, indent=1) + "\n")
-            print(f"weights: {args.out}")
+        record = {
+            "features": list(SCORE_FEATURES),
+            "weights": [float(x) for x in weights],
+            "training_value": result.value,
+            "sqf_training_value": result.start_value,
+            "seed": args.seed,
+            "cores_first": args.tie_break,
+            "train_windows": train_env.windows.val_starts,
+            "history": result.history,
+        }
+        write_text(args.out / "weights.json", json.dumps(record, indent=1) + "\n")
+        print(f"weights: {args.out / 'weights.json'}")
 
-    split_inputs = lb.pair_choice_inputs(inputs, mode) if args.split == "val" else inputs
-    pair_env = HeterogeneousClusterEnv(inputs=split_inputs, split=args.split)
-    if args.pair not in pair_env.action_names:
-        print(f"--pair {args.pair!r} is not a pair of the thesis platform's 36", file=sys.stderr)
-        return 2
-    pair_index = pair_env.action_names.index(args.pair)
-    windows = list(range(pair_env.nb_eval_windows))
     env = JobSelectionEnv(inputs=split_inputs, split=args.split, **kwargs)
     print(
-        f"\n{args.split} windows (first jobs {getattr(pair_env.windows, f'{args.split}_starts')}):",
+        f"\n{args.split} windows (first jobs "
+        f"{getattr(pair_env.windows, f'{args.split}_starts')}): every pair, random choice, "
+        "the pickers and the learned score",
         flush=True,
     )
-    rows: dict[str, list[tuple[float, float]]] = {}
-    rows[f"pair {args.pair}"] = play(pair_env, windows, lambda e: pair_index)
-    for name in [] if args.pickers == "none" else args.pickers.split(","):
-        rows[f"picker {name}"] = play(env, windows, HeuristicPicker(name))
     label = "learned score"
-    rows[label] = play(env, windows, ScorePicker(weights))
-    print(f"\n{'policy':32s} {'slowdown':>9s} {'bsld':>9s}  per window (slowdown)")
-    for name, values in rows.items():
-        sd = np.array([v[0] for v in values])
-        bsld = np.array([v[1] for v in values])
-        print(f"{name:32s} {sd.mean():9.4f} {bsld.mean():9.4f}  {' '.join(f'{v:.3f}' for v in sd)}")
-    pair = np.array([v[0] for v in rows[f"pair {args.pair}"]])
-    sd = np.array([v[0] for v in rows[label]])
+    learned = ScorePicker(weights, cores_first=args.tie_break)
+    pickers = {label: learned}
+    for name in [] if args.pickers == "none" else args.pickers.split(","):
+        pickers[f"picker {name}"] = HeuristicPicker(name)
+    baselines = ev.baseline_policies(pair_env.action_names, 0)
+    if args.only_pair:
+        baselines = {args.pair: baselines[args.pair]}
+    results = ev.evaluate(pair_env, baselines, seed=0)
+    results += ev.evaluate(env, {name: as_chooser(p) for name, p in pickers.items()}, seed=0)
+    pair_names = [n for n in pair_env.action_names if n != "void"]
+    held, per = lb.report_held_out(results, "avg_job_slowdown", label, pair_names, args.out)
+    windows = ev.window_ids(pair_env)
+    pair = np.array([per[(args.pair, k)] for k in windows])
+    sd = np.array([per[(label, k)] for k in windows])
+    gain = (sd.mean() - pair.mean()) / pair.mean()
+    bounded = held[label].mean_bounded_slowdown
     print(
-        f"\n{label}: mean slowdown {sd.mean():.5g} against {args.pair}'s {pair.mean():.5g} "
-        f"({(sd.mean() - pair.mean()) / pair.mean():+.1%}), better on "
-        f"{int(np.sum(sd < pair))}, worse on {int(np.sum(sd > pair))} of {len(sd)} windows"
+        f"\n{label}: mean slowdown {sd.mean():.5g} (bounded {bounded:.5g})"
+        f" against {args.pair}'s {pair.mean():.5g} ({gain:+.1%}),"
+        f" better on {int(np.sum(sd < pair))}, worse on {int(np.sum(sd > pair))} of {len(sd)} "
+        f"windows; the best pair on these windows: "
+        f"{ev.best_pair(list(held.values()), 'avg_job_slowdown', pair_names)}"
     )
     return 0
 

@@ -101,13 +101,16 @@ class ScorePicker:
     memory bandwidth, requested time, wait so far in seconds), all known at the decision.
     Weights ``(1, 0, 0, 0, 0)`` rank by requested cores alone: :class:`HeuristicPicker`'s
     ``SQF`` to the decision. The weights are what :mod:`hdeeprm.training.score_search`
-    learns.
+    learns. With ``cores_first`` the jobs are ranked by requested cores first and the score
+    only breaks ties between jobs of equal size (``SQF`` with a learned tie-break; any
+    weights of zero but the cores' play ``SQF``).
 
     Args:
         weights: one weight per feature of :data:`SCORE_FEATURES`.
+        cores_first: rank by requested cores, then by the score.
     """
 
-    def __init__(self, weights: Any) -> None:
+    def __init__(self, weights: Any, cores_first: bool = False) -> None:
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (len(SCORE_FEATURES),) or not np.all(np.isfinite(w)):
             raise ValueError(
@@ -115,6 +118,7 @@ class ScorePicker:
                 f"({', '.join(SCORE_FEATURES)}), got {weights!r}"
             )
         self.weights = w
+        self.cores_first = cores_first
         self._w = tuple(float(x) for x in w)
 
     def score(self, job: Any, now: float) -> float:
@@ -133,6 +137,11 @@ class ScorePicker:
         """Slots of the visible jobs, best first."""
         now = env.manager.now
         jobs = env.visible_jobs
+        if self.cores_first:
+            return sorted(
+                range(len(jobs)),
+                key=lambda s: (jobs[s].res, self.score(jobs[s], now), jobs[s].seq),
+            )
         return sorted(range(len(jobs)), key=lambda s: (self.score(jobs[s], now), jobs[s].seq))
 
     def __call__(self, env: Any) -> int:

@@ -36,13 +36,17 @@ def test_scores_by_hand(tmp_path) -> None:
     # Longest wait first (weight -1 on the wait): J1 (3 s), which does not fit: wait for it.
     assert ScorePicker([0, 0, 0, 0, -1]).rank(env) == [0, 1, 2, 3]
     assert ScorePicker([0, 0, 0, 0, -1])(env) == NOTHING
+    # Cores first: the wait only breaks ties, and J1-J4 all differ in size.
+    assert ScorePicker([0, 0, 0, 0, -1], cores_first=True).rank(env) == [3, 2, 0, 1]
 
 
 def test_sqf_weights_play_sqf_to_the_decision(tmp_path) -> None:
     env = make_env(tmp_path, random_jobs(60, seed=3), queue_slots=8)
     sqf = run_episode(env, HeuristicPicker("SQF"))
-    score = run_episode(env, ScorePicker([1, 0, 0, 0, 0]))
-    assert score == sqf
+    assert run_episode(env, ScorePicker([1, 0, 0, 0, 0])) == sqf
+    assert run_episode(env, ScorePicker([0, 0, 0, 0, 0], cores_first=True)) == sqf
+    # Random jobs of 1-3 cores tie often: a memory tie-break changes the schedule.
+    assert run_episode(env, ScorePicker([0, 1, 0, 0, 0], cores_first=True)) != sqf
 
 
 def test_memory_breaks_ties_between_jobs_of_equal_size(tmp_path) -> None:
@@ -60,6 +64,8 @@ def test_memory_breaks_ties_between_jobs_of_equal_size(tmp_path) -> None:
     assert env.manager.now == pytest.approx(50.0) and names(env) == ["B", "C"]
     assert ScorePicker([1, 0, 0, 0, 0])(env) == 0
     assert ScorePicker([1, 0.01, 0, 0, 0])(env) == 1
+    assert ScorePicker([0, 1, 0, 0, 0], cores_first=True)(env) == 1
+    assert ScorePicker([0, -1, 0, 0, 0], cores_first=True)(env) == 0
 
 
 @pytest.mark.parametrize("weights", [[1, 0, 0], [1, 0, 0, 0, math.nan]])

@@ -62,6 +62,25 @@ def picker_for(w: np.ndarray, tie_break: bool) -> ScorePicker:
     return ScorePicker(w)
 
 
+def tails(env, picker: ScorePicker, windows: list[int]) -> str:
+    """Mean wait, and the worst wait and bounded slowdown (tau = 10 s) per window, over
+    ``windows`` played with ``picker``: what a lower mean slowdown may cost (starvation)."""
+    mean_wait, max_wait, max_bsld = [], [], []
+    for k in windows:
+        windows_objective(env, picker, [k])
+        jobs = env.engine.finished_jobs
+        wait = np.array([j.start_time - j.subtime for j in jobs])
+        run = np.array([j.finish_time - j.start_time for j in jobs])
+        mean_wait.append(wait.mean())
+        max_wait.append(wait.max())
+        max_bsld.append(np.maximum((wait + run) / np.maximum(run, 10.0), 1.0).max())
+    return (
+        f"mean wait {np.mean(mean_wait) / 3600:.3f} h; per window, worst wait "
+        f"{np.mean(max_wait) / 3600:.1f} h on average ({np.max(max_wait) / 3600:.1f} h at most), "
+        f"worst bounded slowdown {np.mean(max_bsld):.0f} ({np.max(max_bsld):.0f})"
+    )
+
+
 def as_chooser(picker):
     """A picker ``picker(env) -> action`` as an evaluation chooser ``(obs, info, env)``."""
     return lambda obs, info, env: picker(env)
@@ -251,6 +270,9 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
         f"windows; the best pair on these windows: "
         f"{ev.best_pair(list(held.values()), 'avg_job_slowdown', pair_names)}"
     )
+    if args.pair == "smallest-high_gflops":  # SQF in the job environment: the pair exactly
+        print(f"{args.pair}: {tails(env, ScorePicker(SQF_WEIGHTS), windows)}")
+    print(f"{label}: {tails(env, learned, windows)}")
     return 0
 
 

@@ -467,7 +467,6 @@ class CorePool:
         last_proc = -1
         node = -1
         group: list[int] = []
-        free: list[int] = []
         count = 0
         for core in cores:
             proc = core_proc[core]
@@ -475,12 +474,10 @@ class CorePool:
                 last_proc = proc
                 node = proc_node[proc]
                 nodes[node] = None
-                free = proc_free[proc]
                 group = touched.get(proc)  # type: ignore[assignment]
                 if group is None:
                     group = touched[proc] = []
             group.append(core)
-            free.append(core)  # sorted once per processor below
             core_job[core] = None
             mem = core_mem[core]
             core_mem[core] = 0.0
@@ -496,7 +493,9 @@ class CorePool:
         for proc, group in touched.items():
             proc_busy[proc] -= len(group)
             count += len(group)
-            proc_free[proc].sort()  # what insort per core gives: one processor's cores, sorted
+            free = proc_free[proc]
+            free += group  # one extend per processor instead of an append per core
+            free.sort()  # what insort per core gives: one processor's cores, sorted
         self.free_count += count
         for listener in self.gain_listeners:
             listener.update(touched)

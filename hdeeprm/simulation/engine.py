@@ -1175,9 +1175,7 @@ class Engine:
             first = len(ids)
             ids.extend(hosts)
             end = len(ids)
-            self._pstate_rows.extend(
-                (now, PSTATE_TRANSITION, first, end, now, state, first, end)
-            )
+            self._pstate_rows.extend((now, PSTATE_TRANSITION, first, end, now, state, first, end))
             computing = self._nb_computing
             self._machine_rows.extend((now, self._n - computing, computing))
         if self._rsc_events:

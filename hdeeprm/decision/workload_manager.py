@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -172,6 +173,18 @@ def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
     return record
 
 
+def _may_draw_random(actions: ActionSpace, agent: Any) -> bool:
+    """Whether the core pool must keep the ``random`` policy's free-core list from the start:
+    not for an agent that always answers one action whose core policy is another one
+    (:class:`FixedPair`, :class:`hdeeprm.agents.ClassicAgent`, exact classes: a subclass may
+    decide otherwise). Should such a manager draw anyway, the pool builds the list then."""
+    kind = type(agent)
+    base = sys.modules.get("hdeeprm.agents.base")  # not imported: no ClassicAgent exists
+    if kind is FixedPair or (base is not None and kind is base.ClassicAgent):
+        return actions[agent.action].core_policy == "random"
+    return True
+
+
 class WorkloadManager:
     """Job scheduler + resource manager + core pool, driven by simulator messages.
 
@@ -219,7 +232,9 @@ class WorkloadManager:
         self.profiles = profiles
         self.void_wakeup = float(void_wakeup)
         self.scheduler = scheduler
-        self.pool = CorePool(platform, log_detail=log_detail)
+        self.pool = CorePool(
+            platform, log_detail=log_detail, free_order=_may_draw_random(self.actions, agent)
+        )
         self._rejections = WarningTally(
             LOG,
             "jobs rejected",

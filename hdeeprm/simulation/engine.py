@@ -81,6 +81,14 @@ from hdeeprm.simulation.events import (
 )
 from hdeeprm.simulation.platform_xml import SimPlatform
 from hdeeprm.simulation.service_time import ServiceTimeModel
+from hdeeprm.simulation.traces import (
+    KIND_END,
+    KIND_PSTATE,
+    KIND_START,
+    EnergyTrace,
+    MachineStateTrace,
+    PstateTrace,
+)
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 # --- job states (Batsim's names) ------------------------------------------------------------
@@ -395,11 +403,17 @@ class Engine:
         #: Jobs in the order they ended (completed, killed or rejected).
         self.finished_jobs: list[SimJob] = []
         #: ``(time, total energy J, 's'|'e'|'p', wattmin W)`` rows of out_consumed_energy.csv.
-        self.energy_trace: list[tuple[float, float, str, float]] = []
+        self.energy_trace = EnergyTrace()
         #: ``(time, host ids, new P-state)`` rows of out_pstate_changes.csv.
-        self.pstate_trace: list[tuple[float, tuple[int, ...], int]] = []
+        self.pstate_trace = PstateTrace()
         #: ``(time, nb_idle, nb_computing)`` rows of out_machine_states.csv.
-        self.machine_state_trace: list[tuple[float, int, int]] = []
+        self.machine_state_trace = MachineStateTrace()
+        # Their arrays, extended directly on the hot paths (:mod:`.traces`: typed columns,
+        # no object per row for the garbage collector to track).
+        self._energy_rows = self.energy_trace.values
+        self._machine_rows = self.machine_state_trace.values
+        self._pstate_rows = self.pstate_trace.values
+        self._pstate_hosts = self.pstate_trace.hosts
         self.nb_grouped_switches = 0
         self.nb_machine_switches = 0
         self.time_idle = 0.0
@@ -496,7 +510,7 @@ class Engine:
             for host, state in enumerate(self._pstate):
                 by_state.setdefault(state, []).append(host)
             for state in sorted(by_state):
-                self.pstate_trace.append((0.0, tuple(by_state[state]), state))
+                self.pstate_trace.add(0.0, tuple(by_state[state]), state)
         hosts = self.platform.hosts
         data = {
             "nb_resources": self._n,
@@ -900,8 +914,9 @@ class Engine:
         elif rate <= 0.0 and not job._delay:
             self._warn_stalled(job)
         if self._trace:
-            self.energy_trace.append((now, self._energy, "s", self._wattmin))
-            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+            self._energy_rows.extend((now, self._energy, KIND_START, self._wattmin))
+            computing = self._nb_computing
+            self._machine_rows.extend((now, self._n - computing, computing))
 
     def _warn_stalled(self, job: SimJob) -> None:
         """A computation started on a host whose current P-state has speed 0 never progresses
@@ -973,8 +988,9 @@ class Engine:
         self.finished_jobs.append(job)
         self.energy_last_completion = self._energy
         if self._trace:
-            self.energy_trace.append((now, self._energy, "e", self._wattmin))
-            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+            self._energy_rows.extend((now, self._energy, KIND_END, self._wattmin))
+            computing = self._nb_computing
+            self._machine_rows.extend((now, self._n - computing, computing))
         return Event(
             now,
             JOB_COMPLETED,
@@ -1078,9 +1094,6 @@ class Engine:
         idle_s, full_s, speed_s = tables
         now = self._now
         trace = self._trace
-        if trace:
-            # Batsim logs the energy row before switching (so with the old wattmin).
-            self.energy_trace.append((now, self._energy, "p", self._wattmin))
         host_job = self._host_job
         pstate = self._pstate
         cur_speed = self._cur_speed
@@ -1149,13 +1162,22 @@ class Engine:
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
         if trace:
-            self._wattmin += d_wattmin
-            # ... and once more after it, with the new wattmin (Batsim's second row, logged
-            # when the last machine of the request has switched).
-            self.energy_trace.append((now, self._energy, "p", self._wattmin))
-            self.pstate_trace.append((now, hosts, PSTATE_TRANSITION))
-            self.pstate_trace.append((now, hosts, state))
-            self.machine_state_trace.append((now, self._n - self._nb_computing, self._nb_computing))
+            # Batsim logs an energy row before switching (with the old wattmin) and one after
+            # (the new wattmin, when the last machine of the request has switched); the two
+            # P-state rows (transition, then the new state) share one copy of the host ids.
+            wattmin = self._wattmin
+            energy = self._energy
+            self._wattmin = new_wattmin = wattmin + d_wattmin
+            self._energy_rows.extend(
+                (now, energy, KIND_PSTATE, wattmin, now, energy, KIND_PSTATE, new_wattmin)
+            )
+            ids = self._pstate_hosts
+            first = len(ids)
+            ids.extend(hosts)
+            end = len(ids)
+            self._pstate_rows.extend((now, PSTATE_TRANSITION, first, end, now, state, first, end))
+            computing = self._nb_computing
+            self._machine_rows.extend((now, self._n - computing, computing))
         if self._rsc_events:
             self._imm_rsc.append(
                 Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})

@@ -39,6 +39,7 @@ import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
+from hdeeprm.environment.job_pickers import run_episode
 from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
 from hdeeprm.experiment import prepare_inputs
@@ -63,10 +64,7 @@ def play(env, windows: list[int], choose) -> list[tuple[float, float]]:
     """Both slowdowns of each window played with ``choose(env) -> action``."""
     values = []
     for k in windows:
-        env.reset(seed=0, options={"window": k})
-        done = env.finished
-        while not done:
-            _, _, done, _, _ = env.step(choose(env))
+        run_episode(env, choose, seed=0, window=k)
         values.append(both_slowdowns(env))
     return values
 

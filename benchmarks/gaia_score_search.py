@@ -93,28 +93,10 @@ def split_windows(inputs, mode: dict, args: argparse.Namespace):
     if args.windows is None:
         return lb.pair_choice_inputs(inputs, mode) if args.split == "val" else inputs
     count, seed = args.windows
-    env = inputs.options.env
     if args.split == "val":
-        episodes = dataclasses.replace(
-            env.episodes, val_jobs=tuple(mode["train_jobs"]), val_windows=count, val_seed=seed
-        )
-    else:
-        episodes = dataclasses.replace(env.episodes, eval_windows=count, eval_seed=seed)
-    options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
-    return dataclasses.replace(inputs, options=options)
-
-
-def training_inputs(inputs, mode: dict, windows: int, seed: int):
-    """``inputs`` whose ``val`` split is ``windows`` windows of the training part drawn with
-    ``seed`` (the search's training windows; the held-out part is never among them)."""
+        return lb.with_val_windows(inputs, mode["train_jobs"], count, seed)
     env = inputs.options.env
-    episodes = dataclasses.replace(
-        env.episodes,
-        val_jobs=tuple(mode["train_jobs"]),
-        val_windows=windows,
-        val_seed=seed,
-        val_sampling="uniform",
-    )
+    episodes = dataclasses.replace(env.episodes, eval_windows=count, eval_seed=seed)
     options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
     return dataclasses.replace(inputs, options=options)
 
@@ -201,7 +183,8 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
         weights = np.array(args.weights)
         print(f"weights given: {np.array2string(weights, precision=4)}")
     else:
-        train = training_inputs(inputs, mode, args.train_windows, 1000 + args.seed)
+        seed = 1000 + args.seed  # apart from the pair-choice windows' seed 0
+        train = lb.with_val_windows(inputs, mode["train_jobs"], args.train_windows, seed)
         train_env = JobSelectionEnv(inputs=train, split="val", **kwargs)
         windows = list(range(args.train_windows))
         print(

@@ -179,16 +179,7 @@ def teacher_inputs(inputs, mode: dict, windows: int, seed: int, sampling: str = 
     """``inputs`` whose ``val`` split is ``windows`` windows (seed ``seed``) of the training
     part, drawn uniformly or in proportion to their offered load (``sampling``): the
     teacher's windows."""
-    env = inputs.options.env
-    episodes = dataclasses.replace(
-        env.episodes,
-        val_jobs=tuple(mode["train_jobs"]),
-        val_windows=windows,
-        val_seed=seed,
-        val_sampling=sampling,
-    )
-    options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
-    return dataclasses.replace(inputs, options=options)
+    return lb.with_val_windows(inputs, mode["train_jobs"], windows, seed, sampling)
 
 
 # --- the teacher, one process per worker ---------------------------------------------------------

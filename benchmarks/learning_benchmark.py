@@ -256,19 +256,25 @@ def options_for(
     }
 
 
-def pair_choice_inputs(inputs, mode: dict):
-    """``inputs`` whose ``val`` split is the pair-choice windows: ``train_windows`` fixed
-    windows (seed 0) of the whole training part, the same whatever ``--val-last`` is."""
+def with_val_windows(inputs, jobs, windows: int, seed: int, sampling: str = "uniform"):
+    """``inputs`` whose ``val`` split is ``windows`` fixed windows of the job range ``jobs``,
+    drawn with ``seed`` uniformly or in proportion to their offered load (``sampling``)."""
     env = inputs.options.env
     episodes = dataclasses.replace(
         env.episodes,
-        val_jobs=tuple(mode["train_jobs"]),
-        val_windows=mode["train_windows"],
-        val_seed=0,
-        val_sampling="uniform",
+        val_jobs=tuple(jobs),
+        val_windows=windows,
+        val_seed=seed,
+        val_sampling=sampling,
     )
     options = dataclasses.replace(inputs.options, env=dataclasses.replace(env, episodes=episodes))
     return dataclasses.replace(inputs, options=options)
+
+
+def pair_choice_inputs(inputs, mode: dict):
+    """``inputs`` whose ``val`` split is the pair-choice windows: ``train_windows`` fixed
+    windows (seed 0) of the whole training part, the same whatever ``--val-last`` is."""
+    return with_val_windows(inputs, mode["train_jobs"], mode["train_windows"], 0)
 
 
 def with_selection(inputs, names: list[str]):

@@ -195,9 +195,12 @@ class CushPicker:
         return slots[self.choose(jobs, manager.pool.nb_cores, manager.gpu_pool.nb_gpus)]
 
 
-def run_episode(env: Any, picker: Any, **reset_options: Any) -> dict[str, float]:
-    """Play one episode with ``picker(env) -> action``; return its objective and counts."""
-    env.reset(options=reset_options or None)
+def run_episode(
+    env: Any, picker: Any, seed: int | None = None, **reset_options: Any
+) -> dict[str, float]:
+    """Play one episode with ``picker(env) -> action`` (``env.reset(seed=seed,
+    options=reset_options)``, e.g. ``window=k``); return its objective and counts."""
+    env.reset(seed=seed, options=reset_options or None)
     total, steps, done = 0.0, 0, env.finished
     while not done:
         _, reward, done, _, info = env.step(picker(env))

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from hdeeprm.environment.job_pickers import run_episode
+
 
 @dataclass(frozen=True)
 class CEMConfig:
@@ -137,11 +139,4 @@ def windows_objective(
     env: Any, picker: Callable[[Any], int], windows: Sequence[int]
 ) -> list[float]:
     """Each fixed window's objective (``env.objective_value()``) played with ``picker``."""
-    values = []
-    for k in windows:
-        env.reset(seed=0, options={"window": k})
-        done = env.finished
-        while not done:
-            _, _, done, _, _ = env.step(picker(env))
-        values.append(float(env.objective_value()))
-    return values
+    return [run_episode(env, picker, seed=0, window=k)["objective"] for k in windows]

@@ -147,3 +147,27 @@ def churn_keeps_demand_exact(pool: Any, seed: int, steps: int, most: int) -> Non
             busy = [core for core in members if pool.core_job[core] is not None]
             idle = P2 if busy else P3
             assert all(pool.pstate[c] == idle for c in members if c not in busy), (step, proc)
+
+
+def pool_state(pool: Any, free_list: bool = True) -> tuple:
+    """Everything a core pool holds, floats by ``hex`` (bit for bit); with ``free_list``
+    also the free-core list the ``random`` policy draws from (and its index), else the
+    pending ``drain()`` (which empties it)."""
+    head = (
+        list(pool.pstate),
+        [x.hex() for x in pool.proc_demand],
+        [x.hex() for x in pool.node_free_mem],
+    )
+    tail = (
+        [list(f) for f in pool.proc_free],
+        list(pool.proc_busy),
+        list(pool.node_busy),
+        list(pool.core_job),
+        [x.hex() for x in pool.core_mem],
+        [x.hex() for x in pool.core_bw],
+        pool.free_count,
+        list(pool.episodes),
+    )
+    if free_list:
+        return (*head, list(pool.free_cores), list(pool.free_index), *tail)
+    return (*head, *tail, pool.drain())

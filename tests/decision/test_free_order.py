@@ -6,28 +6,10 @@ from __future__ import annotations
 
 import random
 
-from decision_helpers import hetero_platform
+from decision_helpers import hetero_platform, pool_state
 
 from hdeeprm.agents import ClassicAgent
 from hdeeprm.decision import ActionSpace, CorePool, FixedPair, WorkloadManager
-
-
-def _state(pool: CorePool) -> tuple:
-    """Everything but the free-core list (floats by ``hex``: bit for bit)."""
-    return (
-        list(pool.pstate),
-        [x.hex() for x in pool.proc_demand],
-        [x.hex() for x in pool.node_free_mem],
-        [list(f) for f in pool.proc_free],
-        list(pool.proc_busy),
-        list(pool.node_busy),
-        list(pool.core_job),
-        [x.hex() for x in pool.core_mem],
-        [x.hex() for x in pool.core_bw],
-        pool.free_count,
-        list(pool.episodes),
-        pool.drain(),
-    )
 
 
 def test_the_list_follows_takes_and_releases_as_worked_by_hand() -> None:
@@ -82,7 +64,7 @@ def test_every_other_figure_is_the_same_with_or_without_the_list() -> None:
             rng.shuffle(cores)
             kept.release(cores, float(step))
             lazy.release(tuple(cores), float(step))
-        assert _state(kept) == _state(lazy)
+        assert pool_state(kept, free_list=False) == pool_state(lazy, free_list=False)
     # Built on first read: the same free cores, ascending, and a consistent index.
     assert lazy.free_cores == sorted(kept.free_cores)
     assert all(lazy.free_index[c] == i for i, c in enumerate(lazy.free_cores))

@@ -9,28 +9,10 @@ from __future__ import annotations
 
 import random
 
-from decision_helpers import hetero_platform
+from decision_helpers import hetero_platform, pool_state
 
 from hdeeprm.decision import CorePool
 from hdeeprm.decision._segment import NEG_INF, MaxTree
-
-
-def _state(pool: CorePool) -> tuple:
-    return (
-        list(pool.pstate),
-        [x.hex() for x in pool.proc_demand],
-        [x.hex() for x in pool.node_free_mem],
-        list(pool.free_cores),
-        list(pool.free_index),
-        [list(f) for f in pool.proc_free],
-        list(pool.proc_busy),
-        list(pool.node_busy),
-        list(pool.core_job),
-        [x.hex() for x in pool.core_mem],
-        [x.hex() for x in pool.core_bw],
-        pool.free_count,
-        list(pool.episodes),
-    )
 
 
 def test_release_of_several_task_sizes_matches_give_per_core() -> None:
@@ -55,7 +37,7 @@ def test_release_of_several_task_sizes_matches_give_per_core() -> None:
     for core in cores:
         slow.give(core)
     slow.settle(cores, 1.0)
-    assert _state(fast) == _state(slow)
+    assert pool_state(fast) == pool_state(slow)
     assert fast.drain() == slow.drain()
     # Node 1 is idle again: its exact capacity, whatever the sums left.
     assert fast.node_free_mem[1] == 8000.0
@@ -76,7 +58,7 @@ def test_release_of_one_job_matches_give_per_core_on_a_shared_node() -> None:
     for core in cores:
         slow.give(core)
     slow.settle(cores, 2.0)
-    assert _state(fast) == _state(slow)
+    assert pool_state(fast) == pool_state(slow)
     assert fast.drain() == slow.drain()
     left = 8000.0
     for _ in range(4):

@@ -42,15 +42,18 @@ def _key(name: str, job: Any) -> float:
 class Bucket:
     """Queued jobs of one ``(cores, memory per task)`` request."""
 
-    __slots__ = ("res", "mem", "keys", "preds")
+    __slots__ = ("res", "mem", "keys", "preds", "counts")
 
     def __init__(self, res: int, mem: float, orderings: Iterable[str]) -> None:
         self.res = res
         self.mem = mem
         #: Per ordering, the ``(key, submission number)`` of its jobs, ascending.
         self.keys: dict[str, list[tuple[float, int]]] = {name: [] for name in orderings}
-        #: Predicted run times of its jobs, ascending (``preds[0]``: the shortest).
+        #: The distinct predicted run times of its jobs, ascending (``preds[0]``: the
+        #: shortest), and how many jobs have each: a bucket of thousands of jobs has a few
+        #: dozen distinct requests, so a job's arrival or start moves a short list.
         self.preds: list[float] = []
+        self.counts: dict[float, int] = {}
 
 
 class CandidateIndex:
@@ -84,7 +87,13 @@ class CandidateIndex:
             self._ordered.insert(i, bucket)
         for name in self.orderings:
             insort(bucket.keys[name], (_key(name, job), job.seq))
-        insort(bucket.preds, job.run_pred)
+        pred, counts = job.run_pred, bucket.counts
+        count = counts.get(pred)
+        if count is None:
+            counts[pred] = 1
+            insort(bucket.preds, pred)
+        else:
+            counts[pred] = count + 1
 
     def remove(self, job: Any) -> None:
         """Forget a job filed by :meth:`add` (its keys and prediction unchanged since)."""
@@ -93,8 +102,14 @@ class CandidateIndex:
         for name in self.orderings:
             lst = bucket.keys[name]
             del lst[bisect_left(lst, (_key(name, job), job.seq))]
+        pred, counts = job.run_pred, bucket.counts
+        count = counts[pred]
+        if count > 1:
+            counts[pred] = count - 1
+            return
+        del counts[pred]
         preds = bucket.preds
-        del preds[bisect_left(preds, job.run_pred)]
+        del preds[bisect_left(preds, pred)]
         if not preds:
             del self.buckets[slot]
             slots = self._slots

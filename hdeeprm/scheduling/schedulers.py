@@ -53,8 +53,16 @@ from hdeeprm.scheduling.profile import RunningEnds, StepProfile
 LOG = logging.getLogger("hdeeprm.scheduling")
 
 
+#: A job's user and real run time not read yet (:class:`SchedJob` reads them on first use).
+_UNREAD: Any = object()
+
+
 class SchedJob:
-    """The scheduler's view of one job (queued or running)."""
+    """The scheduler's view of one job (queued or running).
+
+    ``user`` and ``actual`` (:func:`job_facts`) are read from the workload entry on first use
+    unless given: only some predictors need them (``requested`` never does), and reading them
+    was a few attribute lookups and dictionary reads per submitted job."""
 
     __slots__ = (
         "record",
@@ -63,8 +71,8 @@ class SchedJob:
         "res",
         "mem",
         "req",
-        "user",
-        "actual",
+        "_user",
+        "_actual",
         "pred",
         "start",
         "run_pred",
@@ -72,7 +80,9 @@ class SchedJob:
         "gpus",
     )
 
-    def __init__(self, record: Any, req: float, user: int | None, actual: float) -> None:
+    def __init__(
+        self, record: Any, req: float, user: int | None = _UNREAD, actual: float = _UNREAD
+    ) -> None:
         self.record = record
         self.seq: int = record.seq
         self.subtime: float = record.subtime
@@ -80,14 +90,35 @@ class SchedJob:
         self.mem: float = getattr(record, "mem", 0.0)
         self.gpus: int = getattr(record, "gpus", 0)
         self.req = req
-        self.user = user
-        self.actual = actual
+        self._user = user
+        self._actual = actual
         #: Predicted run time at submission (what orderings read).
         self.pred = req
         self.start = math.nan
         #: Current predicted run time from the start (grows with corrections).
         self.run_pred = req
         self.corrections = 0
+
+    def _read_facts(self) -> None:
+        user, actual = job_facts(self.record)
+        if self._user is _UNREAD:
+            self._user = user
+        if self._actual is _UNREAD:
+            self._actual = actual
+
+    @property
+    def user(self) -> int | None:
+        """The job's user id (``None``: unknown)."""
+        if self._user is _UNREAD:
+            self._read_facts()
+        return self._user
+
+    @property
+    def actual(self) -> float:
+        """The real run time at the reference speed (NaN: unknown)."""
+        if self._actual is _UNREAD:
+            self._read_facts()
+        return self._actual
 
     @property
     def predicted_end(self) -> float:
@@ -180,12 +211,15 @@ class BackfillScheduler:
         #: :mod:`.candidates`).
         self._candidates = CandidateIndex(["FCFS", *self._sorted])
         self._warned_actual = False
+        self._clairvoyant = config.triple.predictor == "clairvoyant"
         #: ``(cores, memory per task)`` lower corners of the requests the resource manager
         #: refuses now (:meth:`_launch`): this pass's refusals and the proven ones kept.
         self._refused: list[tuple[int, float]] = []
         #: The refusals proven by the fit capacity, kept from pass to pass (moved as jobs
         #: end: :meth:`_carried_refusals`).
         self._proven: list[tuple[int, float]] = []
+        #: Length of :attr:`_proven` when it was last made a staircase.
+        self._stairs = 0
         #: Tasks of the jobs ended since the last pass, and their largest memory per task.
         self._freed_tasks = 0
         self._freed_mem = 0.0
@@ -259,17 +293,20 @@ class BackfillScheduler:
 
     def submitted(self, record: Any, now: float) -> None:
         """A job entered the queue."""
-        user, actual = job_facts(record)
-        if math.isnan(actual) and self.config.triple.predictor == "clairvoyant":
-            if not self._warned_actual:
-                LOG.warning(
-                    "clairvoyant predictor: job %s has no readable run time; "
-                    "using its requested time",
-                    record.id,
-                )
-                self._warned_actual = True
-            actual = record.req_time
-        job = SchedJob(record, record.req_time, user, actual)
+        if self._clairvoyant:  # its warning comes at submission: the facts are read now
+            user, actual = job_facts(record)
+            if math.isnan(actual):
+                if not self._warned_actual:
+                    LOG.warning(
+                        "clairvoyant predictor: job %s has no readable run time; "
+                        "using its requested time",
+                        record.id,
+                    )
+                    self._warned_actual = True
+                actual = record.req_time
+            job = SchedJob(record, record.req_time, user, actual)
+        else:  # user and real run time read if the predictor asks
+            job = SchedJob(record, record.req_time)
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
         if not job.pred >= 1.0:
@@ -457,12 +494,16 @@ class BackfillScheduler:
             self._void = False
             self._freed_tasks, self._freed_mem = 0, 0.0
             proven.clear()
+            self._stairs = 0
             return []
+        # Nothing proven since the staircase was built: it is one still (a common bump and
+        # dropping steps keep it one), so it needs no sort.
+        grown = len(proven) != self._stairs
         if self._freed_tasks:
             bump, least = 2 * self._freed_tasks, self._freed_mem
             self._freed_tasks, self._freed_mem = 0, 0.0
             proven = [(r + bump, m) for r, m in proven if m >= least]
-        if len(proven) > 1:
+        if grown and len(proven) > 1:
             proven.sort()
             kept: list[tuple[int, float]] = []
             lowest = math.inf
@@ -472,6 +513,7 @@ class BackfillScheduler:
                     lowest = m
             proven = kept
         self._proven = proven
+        self._stairs = len(proven)
         return list(proven)
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:

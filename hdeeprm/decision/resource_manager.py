@@ -50,9 +50,9 @@ a row: the same cores, in the same order, as one pick at a time.
 from __future__ import annotations
 
 import heapq
-from bisect import insort
 from collections.abc import Callable
 from functools import partial
+from itertools import chain
 
 import numpy as np
 
@@ -442,12 +442,16 @@ class _RankedTree:
         ranks, listed = self.open, self.listed
         gained = self.gained
         if gained:
-            rank = self.rank
-            for p in gained:
-                if not listed[p] and free[p]:
-                    insort(ranks, rank[p])
-                    listed[p] = True
+            # the ranks back in ``open``, merged in by one sort (``open`` is one sorted run
+            # already, so the sort only merges the few new ones in) instead of one insort
+            # each (about 15 processors per allocation on RICC)
+            back = [p for p in gained if not listed[p] and free[p]]
             gained.clear()
+            if back:
+                for p in back:
+                    listed[p] = True
+                ranks.extend(map(self.rank.__getitem__, back))
+                ranks.sort()
         take_run = pool.take_run
         need = mem - MEM_TOL
         left = res
@@ -684,7 +688,7 @@ class ResourceManager:
             pool.settle_taken(runs, now)
             if len(runs) == 1:
                 return next(iter(runs.values()))
-            return [c for cores in runs.values() for c in cores]
+            return list(chain.from_iterable(runs.values()))
         taken: list[int] = []
         if structure is not None:  # changing key: runs the chosen processors provably win
             structure.allocate(job_id, res, mem, mem_bw, taken)

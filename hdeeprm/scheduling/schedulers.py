@@ -561,7 +561,13 @@ class BackfillScheduler:
     ) -> None:
         head = None
         primary_started = False
-        for job in self._primary_order(now, done):
+        # FCFS without a threshold is the queue's own order; ``done`` only holds jobs the
+        # walk already passed (it starts empty), so the queue is walked as it is.
+        if self.primary == "FCFS" and self.theta is None and not done:
+            jobs: Iterable[SchedJob] = self.queue.values()
+        else:
+            jobs = self._primary_order(now, done)
+        for job in jobs:
             if job.res <= free() and self._launch(job, now, start, done):
                 primary_started = True
                 continue

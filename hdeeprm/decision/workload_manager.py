@@ -687,10 +687,19 @@ class WorkloadManager:
             self._starting.append(job)
             return True
 
+        def counted(job: JobRecord) -> bool:
+            # start() for a job of no GPUs that fit_capacity just admitted (res <=
+            # fit_capacity(mem) is exactly fits_now(res, mem)): not asked again
+            if not place(job, core_policy):
+                return False
+            self._starting.append(job)
+            return True
+
         def free() -> int:
             return pool.free_count
 
         start.capacity = self.fit_capacity  # type: ignore[attr-defined]
+        start.counted = counted  # type: ignore[attr-defined]
         return free, start
 
     def __getstate__(self) -> dict[str, Any]:

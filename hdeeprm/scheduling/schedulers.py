@@ -227,6 +227,9 @@ class BackfillScheduler:
         self._void = True
         #: The fit capacity of the pass's ``start`` (``start.capacity``), if it has one.
         self._capacity: Callable[[float], int] | None = None
+        #: During a pass, ``start.counted`` (else ``start``): places a job the fit capacity
+        #: just admitted (``None`` between passes: not kept, so the scheduler pickles).
+        self._counted: Callable[..., bool] | None = None
         #: Memory per task (``> 0``) of the jobs ``start`` refused so far (:meth:`_try`).
         self._refused_mems: set[float] = set()
         #: Jobs submitted since the last pass, in submission order.
@@ -427,7 +430,9 @@ class BackfillScheduler:
         that one count instead of a refused ``start`` followed by the count (RICC: about 2
         million refusals). Sizes never refused are not counted first: the workload manager
         answers a size it does not keep counts for by a pass over the nodes that stops as
-        soon as the tasks fit, where a count would go through every node."""
+        soon as the tasks fit, where a count would go through every node. A job the count
+        admits is placed by ``start.counted`` when ``start`` has one (the same placement,
+        without the workload manager asking again whether it fits)."""
         mem = job.mem
         capacity = self._capacity
         if capacity is not None and mem in self._refused_mems and not job.gpus and self.count_first:
@@ -436,7 +441,10 @@ class BackfillScheduler:
                 self._refused.append((most + 1, mem))
                 self._proven.append((most + 1, mem))
                 return False
-        if not start(job.record):
+            placed = self._counted(job.record)  # type: ignore[misc]
+        else:
+            placed = start(job.record)
+        if not placed:
             # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
             # refused for want of GPUs says nothing of a job that needs none.
             if not job.gpus:
@@ -531,6 +539,7 @@ class BackfillScheduler:
         done: set[int] = set()
         self._refused = self._carried_refusals()
         self._capacity = getattr(start, "capacity", None)
+        self._counted = getattr(start, "counted", start)
         completed = False
         try:
             if self.variant == "conservative":
@@ -540,6 +549,7 @@ class BackfillScheduler:
                 self._easy(now, free, start, done)
             completed = True
         finally:
+            self._counted = None
             self._forget(done)
             self._fresh.clear()
             # An interrupted pass leaves no state to build on: the next pass is a full one.
@@ -792,21 +802,25 @@ class BackfillScheduler:
         avail = free()
         name = self.backfill
         heap = []
+        # The buckets come by ascending cores: one is dominated by a refusal when its memory
+        # reaches the least memory refused with at most its cores (the refusals sorted by
+        # cores, read once for all the buckets instead of scanned for each).
+        steps = sorted(refused) if refused else ()
+        k, nb_steps, lowest = 0, len(steps), math.inf
         for bucket in self._candidates.up_to(avail):
             res = bucket.res
+            while k < nb_steps and steps[k][0] <= res:
+                m = steps[k][1]
+                if m < lowest:
+                    lowest = m
+                k += 1
+            if bucket.mem >= lowest:
+                continue
             if res > extra and now + bucket.preds[0] > shadow:
                 continue
-            if refused:
-                mem = bucket.mem
-                dominated = False
-                for r, m in refused:
-                    if res >= r and mem >= m:
-                        dominated = True
-                        break
-                if dominated:
-                    continue
-            key, seq = bucket.keys[name][0]
-            heap.append((key, seq, 0, bucket))
+            head = bucket.heads[name]
+            key, seq = bucket.keys[name][head]
+            heap.append((key, seq, head, bucket))
         if not heap:
             return extra
         heapify(heap)

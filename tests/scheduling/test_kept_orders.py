@@ -129,3 +129,36 @@ def test_user_and_run_time_read_when_asked() -> None:
     assert (given.user, given.actual) == (None, 5.0)
     unknown = SchedJob(SimpleNamespace(seq=4, subtime=1.0, res=1, job=None), 10.0)
     assert unknown.user is None and unknown.actual != unknown.actual  # NaN: unknown
+
+
+def test_bucket_lists_from_their_head() -> None:
+    """Jobs leaving from the front move the head (no list shift), others are deleted; the
+    live part ``keys[name][heads[name]:]`` is always the bucket's jobs in order, in FCFS and
+    in a static ordering (SPF: predicted time, then seq), against plain sorted lists."""
+    rng = random.Random(14)
+    index = CandidateIndex(["FCFS", "SPF"])
+    live: dict[int, SimpleNamespace] = {}
+    moved = compacted = 0
+    for seq in range(4000):
+        job = SimpleNamespace(
+            seq=seq, res=2, mem=100.0, run_pred=rng.choice([5.0, 10.0, 60.0]), pred=0.0
+        )
+        job.pred = job.run_pred
+        index.add(job)
+        live[seq] = job
+        while live and rng.random() < 0.45:
+            # mostly the oldest (what backfilling starts), sometimes any
+            gone = min(live) if rng.random() < 0.8 else rng.choice(list(live))
+            (bucket,) = index.up_to(2)
+            before = dict(bucket.heads)
+            index.remove(live.pop(gone))
+            if live:
+                moved += bucket.heads["FCFS"] == before["FCFS"] + 1
+                compacted += bucket.heads["FCFS"] < before["FCFS"]
+        if live:
+            (bucket,) = index.up_to(2)
+            fcfs, spf = bucket.keys["FCFS"], bucket.keys["SPF"]
+            assert fcfs[bucket.heads["FCFS"] :] == [(s, s) for s in sorted(live)]
+            assert spf[bucket.heads["SPF"] :] == sorted((j.pred, s) for s, j in live.items())
+            assert bucket.preds[0] == min(j.run_pred for j in live.values())
+    assert moved > 100 and compacted > 3  # both paths were taken

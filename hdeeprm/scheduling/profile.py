@@ -53,15 +53,12 @@ class RunningEnds:
         self.overdue_cores = 0
 
     def add(self, seq: int, end: float, res: int) -> None:
-        times = self.times
+        times, seqs = self.times, self.seqs
         i = bisect_right(times, end)
-        if i and times[i - 1] == end:  # ties of the end: by seq, as the pairs sort
-            seqs = self.seqs
-            first = bisect_left(times, end)
-            while i > first and seqs[i - 1] > seq:
-                i -= 1
+        if i and times[i - 1] == end:  # ties of the end: sorted by seq, as the pairs
+            i = bisect_left(seqs, seq, bisect_left(times, end, 0, i), i)
         times.insert(i, end)
-        self.seqs.insert(i, seq)
+        seqs.insert(i, seq)
         self.cores[seq] = res
 
     def remove(self, seq: int, end: float) -> None:
@@ -72,14 +69,13 @@ class RunningEnds:
             del self.cores[seq]
             return
         times, seqs = self.times, self.seqs
-        i = bisect_left(times, end)
-        n = len(times)
-        while i < n and times[i] == end:
-            if seqs[i] == seq:
-                del times[i]
-                del seqs[i]
-                break
-            i += 1
+        first = bisect_left(times, end)
+        if first < len(times) and times[first] == end:
+            if seqs[first] != seq:  # ties of the end: found among them by seq
+                first = bisect_left(seqs, seq, first, bisect_right(times, end, first))
+            if first < len(seqs) and seqs[first] == seq and times[first] == end:
+                del times[first]
+                del seqs[first]
         del self.cores[seq]
 
     def expired(self, now: float) -> list[int]:

@@ -56,12 +56,12 @@ class Bucket:
         #: ``heads[name]`` on: entries before it are of jobs gone. The jobs that start are
         #: mostly a bucket's first (its jobs all ask for the same cores and memory, so the
         #: first that fits is usually the oldest): moving the head costs nothing, where
-        #: deleting the first entry moved the whole list (thousands of entries late in RICC).
+        #: deleting the first entry moved the whole list.
         self.keys: dict[str, list[tuple[float, int]]] = {name: [] for name in orderings}
         self.heads: dict[str, int] = dict.fromkeys(self.keys, 0)
         #: The distinct predicted run times of its jobs, ascending (``preds[0]``: the
-        #: shortest), and how many jobs have each: a bucket of thousands of jobs has a few
-        #: dozen distinct requests, so a job's arrival or start moves a short list.
+        #: shortest), and how many jobs have each: jobs of one request often share their
+        #: requested time, so a job's arrival or start moves a shorter list, or none.
         self.preds: list[float] = []
         self.counts: dict[float, int] = {}
 

@@ -246,10 +246,15 @@ class _FloorCounts:
                         count = free
                     elif count < 0.0:
                         count = 0.0
-                else:
-                    count = 0.0
-                total += count - counts[node]
-                counts[node] = count
+                    old = counts[node]
+                    if count != old:  # most recounts find the same count: no write
+                        total += count - old
+                        counts[node] = count
+                else:  # a full node counts zero
+                    old = counts[node]
+                    if old:
+                        total -= old
+                        counts[node] = 0.0
             self.total = total
         self.pos = log.base + len(nodes)
 

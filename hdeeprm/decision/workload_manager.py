@@ -270,6 +270,10 @@ class WorkloadManager:
         #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
         #: reward bookkeeping; kept across resets.
         self.job_listeners: list[Any] = []
+        #: A queue scheduler's ``free`` and ``start`` per core policy (:meth:`_delegate`),
+        #: and the list ``start`` appends the jobs it started to.
+        self._hooks: dict[str, tuple[Callable[[], int], Callable[..., bool]]] = {}
+        self._starting: list[JobRecord] = []
         self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         #: Action masks by the bits of their valid job policy groups (built on first use).
         self._masks: dict[int, np.ndarray] = {}
@@ -676,7 +680,18 @@ class WorkloadManager:
         return decisions
 
     def _delegate(self, core_policy: str, started: list[JobRecord]) -> None:
-        """Let the queue scheduler choose the jobs; place each with ``core_policy``."""
+        """Let the queue scheduler choose the jobs; place each with ``core_policy`` (the
+        started ones are appended to ``started``)."""
+        hooks = self._hooks.get(core_policy)
+        if hooks is None:
+            hooks = self._hooks[core_policy] = self._scheduler_hooks(core_policy)
+        self._starting = started
+        self.scheduler.schedule(self.now, *hooks)  # type: ignore[union-attr]
+
+    def _scheduler_hooks(self, core_policy: str) -> tuple[Callable[[], int], Callable[..., bool]]:
+        """The ``free()`` and ``start(record[, cores])`` a queue scheduler is given, made once
+        per core policy (not at every decision point: two closures and a function attribute
+        each time); ``start`` appends to the list of the current :meth:`_delegate`."""
         pool, place, fits = self.pool, self._place, self.fits_now
 
         def start(job: JobRecord, cores: Sequence[int] | None = None) -> bool:
@@ -684,14 +699,30 @@ class WorkloadManager:
                 return False  # cheap refusal: a failed allocation attempt costs far more
             if not (place(job, core_policy) if cores is None else self._place_on(job, cores)):
                 return False
-            started.append(job)
+            self._starting.append(job)
+            return True
+
+        def counted(job: JobRecord) -> bool:
+            # start() for a job of no GPUs that fit_capacity just admitted (res <=
+            # fit_capacity(mem) is exactly fits_now(res, mem)): not asked again
+            if not place(job, core_policy):
+                return False
+            self._starting.append(job)
             return True
 
         def free() -> int:
             return pool.free_count
 
         start.capacity = self.fit_capacity  # type: ignore[attr-defined]
-        self.scheduler.schedule(self.now, free, start)  # type: ignore[union-attr]
+        start.counted = counted  # type: ignore[attr-defined]
+        return free, start
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the scheduler hooks (closures; made again on first use)."""
+        state = self.__dict__.copy()
+        state["_hooks"] = {}
+        state["_starting"] = []
+        return state
 
     def start_job(self, job: JobRecord, core_policy: str) -> bool:
         """Start one queued ``job`` now on cores chosen by ``core_policy`` (agents that pick

@@ -39,18 +39,31 @@ def _key(name: str, job: Any) -> float:
     return job.seq if name == "FCFS" else STATIC[name](job)
 
 
+#: A bucket's list drops its gone entries once there are this many and they are at least
+#: half of it.
+_COMPACT = 32
+
+
 class Bucket:
     """Queued jobs of one ``(cores, memory per task)`` request."""
 
-    __slots__ = ("res", "mem", "keys", "preds")
+    __slots__ = ("res", "mem", "keys", "heads", "preds", "counts")
 
     def __init__(self, res: int, mem: float, orderings: Iterable[str]) -> None:
         self.res = res
         self.mem = mem
-        #: Per ordering, the ``(key, submission number)`` of its jobs, ascending.
+        #: Per ordering, the ``(key, submission number)`` of its jobs, ascending, from
+        #: ``heads[name]`` on: entries before it are of jobs gone. The jobs that start are
+        #: mostly a bucket's first (its jobs all ask for the same cores and memory, so the
+        #: first that fits is usually the oldest): moving the head costs nothing, where
+        #: deleting the first entry moved the whole list.
         self.keys: dict[str, list[tuple[float, int]]] = {name: [] for name in orderings}
-        #: Predicted run times of its jobs, ascending (``preds[0]``: the shortest).
+        self.heads: dict[str, int] = dict.fromkeys(self.keys, 0)
+        #: The distinct predicted run times of its jobs, ascending (``preds[0]``: the
+        #: shortest), and how many jobs have each: jobs of one request often share their
+        #: requested time, so a job's arrival or start moves a shorter list, or none.
         self.preds: list[float] = []
+        self.counts: dict[float, int] = {}
 
 
 class CandidateIndex:
@@ -82,19 +95,42 @@ class CandidateIndex:
             i = bisect_left(self._slots, slot)
             self._slots.insert(i, slot)
             self._ordered.insert(i, bucket)
+        heads = bucket.heads
         for name in self.orderings:
-            insort(bucket.keys[name], (_key(name, job), job.seq))
-        insort(bucket.preds, job.run_pred)
+            insort(bucket.keys[name], (_key(name, job), job.seq), heads[name])
+        pred, counts = job.run_pred, bucket.counts
+        count = counts.get(pred)
+        if count is None:
+            counts[pred] = 1
+            insort(bucket.preds, pred)
+        else:
+            counts[pred] = count + 1
 
     def remove(self, job: Any) -> None:
         """Forget a job filed by :meth:`add` (its keys and prediction unchanged since)."""
         slot = (job.res, job.mem)
         bucket = self.buckets[slot]
+        heads = bucket.heads
         for name in self.orderings:
             lst = bucket.keys[name]
-            del lst[bisect_left(lst, (_key(name, job), job.seq))]
+            head = heads[name]
+            i = bisect_left(lst, (_key(name, job), job.seq), head)
+            if i == head:
+                head += 1
+                if head >= _COMPACT and 2 * head >= len(lst):  # amortised: drop the gone
+                    del lst[:head]
+                    head = 0
+                heads[name] = head
+            else:
+                del lst[i]
+        pred, counts = job.run_pred, bucket.counts
+        count = counts[pred]
+        if count > 1:
+            counts[pred] = count - 1
+            return
+        del counts[pred]
         preds = bucket.preds
-        del preds[bisect_left(preds, job.run_pred)]
+        del preds[bisect_left(preds, pred)]
         if not preds:
             del self.buckets[slot]
             slots = self._slots

@@ -17,16 +17,22 @@ without memory limits, this is exactly the literature's EASY.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 
 
 class RunningEnds:
-    """Running jobs by predicted end: ``(end, seq)`` sorted, cores by ``seq``."""
+    """Running jobs by predicted end, sorted by ``(end, seq)``, cores by ``seq``.
 
-    __slots__ = ("ends", "cores", "overdue", "overdue_cores")
+    The order is kept in two parallel lists, :attr:`times` (floats) and :attr:`seqs`: a
+    search compares floats (no tuple built per job, no tuple comparisons), and ties of the
+    end (jobs started together with the same request) are ordered by ``seq`` as the pairs
+    would be."""
+
+    __slots__ = ("times", "seqs", "cores", "overdue", "overdue_cores")
 
     def __init__(self) -> None:
-        self.ends: list[tuple[float, int]] = []
+        self.times: list[float] = []
+        self.seqs: list[int] = []
         self.cores: dict[int, int] = {}
         #: Cores of jobs running past a prediction that can grow no more (the requested time):
         #: they may end at any instant, so they count as free "now" in reservations.
@@ -34,14 +40,25 @@ class RunningEnds:
         #: Their sum (read at every reservation, so kept rather than summed each time).
         self.overdue_cores = 0
 
+    @property
+    def ends(self) -> list[tuple[float, int]]:
+        """The ``(end, seq)`` pairs in order (a copy)."""
+        return list(zip(self.times, self.seqs))
+
     def clear(self) -> None:
-        self.ends.clear()
+        self.times.clear()
+        self.seqs.clear()
         self.cores.clear()
         self.overdue.clear()
         self.overdue_cores = 0
 
     def add(self, seq: int, end: float, res: int) -> None:
-        insort(self.ends, (end, seq))
+        times, seqs = self.times, self.seqs
+        i = bisect_right(times, end)
+        if i and times[i - 1] == end:  # ties of the end: sorted by seq, as the pairs
+            i = bisect_left(seqs, seq, bisect_left(times, end, 0, i), i)
+        times.insert(i, end)
+        seqs.insert(i, seq)
         self.cores[seq] = res
 
     def remove(self, seq: int, end: float) -> None:
@@ -51,20 +68,26 @@ class RunningEnds:
             self.overdue_cores -= cores
             del self.cores[seq]
             return
-        ends = self.ends
-        i = bisect_left(ends, (end, seq))
-        if i < len(ends) and ends[i][1] == seq:
-            del ends[i]
+        times, seqs = self.times, self.seqs
+        first = bisect_left(times, end)
+        if first < len(times) and times[first] == end:
+            if seqs[first] != seq:  # ties of the end: found among them by seq
+                first = bisect_left(seqs, seq, first, bisect_right(times, end, first))
+            if first < len(seqs) and seqs[first] == seq and times[first] == end:
+                del times[first]
+                del seqs[first]
         del self.cores[seq]
 
     def expired(self, now: float) -> list[int]:
         """Pop and return the jobs whose predicted end is ``<= now`` (to be corrected)."""
-        ends = self.ends
-        k = bisect_right(ends, (now, math.inf))
+        times = self.times
+        k = bisect_right(times, now)
         if not k:
             return []
-        out = [seq for _, seq in ends[:k]]
-        del ends[:k]
+        seqs = self.seqs
+        out = seqs[:k]
+        del times[:k]
+        del seqs[:k]
         return out
 
     def mark_overdue(self, seq: int) -> None:
@@ -79,7 +102,7 @@ class RunningEnds:
         if avail >= need:
             return now, avail - need
         cores = self.cores
-        for end, seq in self.ends:
+        for end, seq in zip(self.times, self.seqs):
             avail += cores[seq]
             if avail >= need:
                 return end, avail - need
@@ -96,7 +119,7 @@ class StepProfile:
         times = [now]
         counts = [free + running.overdue_cores]
         cores = running.cores
-        for end, seq in running.ends:
+        for end, seq in zip(running.times, running.seqs):
             if end > times[-1]:
                 times.append(end)
                 counts.append(counts[-1] + cores[seq])

@@ -53,8 +53,16 @@ from hdeeprm.scheduling.profile import RunningEnds, StepProfile
 LOG = logging.getLogger("hdeeprm.scheduling")
 
 
+#: A job's user and real run time not read yet (:class:`SchedJob` reads them on first use).
+_UNREAD: Any = object()
+
+
 class SchedJob:
-    """The scheduler's view of one job (queued or running)."""
+    """The scheduler's view of one job (queued or running).
+
+    ``user`` and ``actual`` (:func:`job_facts`) are read from the workload entry on first use
+    unless given: only some predictors need them (``requested`` never does), and reading them
+    was a few attribute lookups and dictionary reads per submitted job."""
 
     __slots__ = (
         "record",
@@ -63,8 +71,8 @@ class SchedJob:
         "res",
         "mem",
         "req",
-        "user",
-        "actual",
+        "_user",
+        "_actual",
         "pred",
         "start",
         "run_pred",
@@ -72,7 +80,9 @@ class SchedJob:
         "gpus",
     )
 
-    def __init__(self, record: Any, req: float, user: int | None, actual: float) -> None:
+    def __init__(
+        self, record: Any, req: float, user: int | None = _UNREAD, actual: float = _UNREAD
+    ) -> None:
         self.record = record
         self.seq: int = record.seq
         self.subtime: float = record.subtime
@@ -80,14 +90,35 @@ class SchedJob:
         self.mem: float = getattr(record, "mem", 0.0)
         self.gpus: int = getattr(record, "gpus", 0)
         self.req = req
-        self.user = user
-        self.actual = actual
+        self._user = user
+        self._actual = actual
         #: Predicted run time at submission (what orderings read).
         self.pred = req
         self.start = math.nan
         #: Current predicted run time from the start (grows with corrections).
         self.run_pred = req
         self.corrections = 0
+
+    def _read_facts(self) -> None:
+        user, actual = job_facts(self.record)
+        if self._user is _UNREAD:
+            self._user = user
+        if self._actual is _UNREAD:
+            self._actual = actual
+
+    @property
+    def user(self) -> int | None:
+        """The job's user id (``None``: unknown)."""
+        if self._user is _UNREAD:
+            self._read_facts()
+        return self._user
+
+    @property
+    def actual(self) -> float:
+        """The real run time at the reference speed (NaN: unknown)."""
+        if self._actual is _UNREAD:
+            self._read_facts()
+        return self._actual
 
     @property
     def predicted_end(self) -> float:
@@ -180,12 +211,15 @@ class BackfillScheduler:
         #: :mod:`.candidates`).
         self._candidates = CandidateIndex(["FCFS", *self._sorted])
         self._warned_actual = False
+        self._clairvoyant = config.triple.predictor == "clairvoyant"
         #: ``(cores, memory per task)`` lower corners of the requests the resource manager
         #: refuses now (:meth:`_launch`): this pass's refusals and the proven ones kept.
         self._refused: list[tuple[int, float]] = []
         #: The refusals proven by the fit capacity, kept from pass to pass (moved as jobs
         #: end: :meth:`_carried_refusals`).
         self._proven: list[tuple[int, float]] = []
+        #: Length of :attr:`_proven` when it was last made a staircase.
+        self._stairs = 0
         #: Tasks of the jobs ended since the last pass, and their largest memory per task.
         self._freed_tasks = 0
         self._freed_mem = 0.0
@@ -193,6 +227,9 @@ class BackfillScheduler:
         self._void = True
         #: The fit capacity of the pass's ``start`` (``start.capacity``), if it has one.
         self._capacity: Callable[[float], int] | None = None
+        #: During a pass, ``start.counted`` (else ``start``): places a job the fit capacity
+        #: just admitted (``None`` between passes: not kept, so the scheduler pickles).
+        self._counted: Callable[..., bool] | None = None
         #: Memory per task (``> 0``) of the jobs ``start`` refused so far (:meth:`_try`).
         self._refused_mems: set[float] = set()
         #: Jobs submitted since the last pass, in submission order.
@@ -259,17 +296,20 @@ class BackfillScheduler:
 
     def submitted(self, record: Any, now: float) -> None:
         """A job entered the queue."""
-        user, actual = job_facts(record)
-        if math.isnan(actual) and self.config.triple.predictor == "clairvoyant":
-            if not self._warned_actual:
-                LOG.warning(
-                    "clairvoyant predictor: job %s has no readable run time; "
-                    "using its requested time",
-                    record.id,
-                )
-                self._warned_actual = True
-            actual = record.req_time
-        job = SchedJob(record, record.req_time, user, actual)
+        if self._clairvoyant:  # its warning comes at submission: the facts are read now
+            user, actual = job_facts(record)
+            if math.isnan(actual):
+                if not self._warned_actual:
+                    LOG.warning(
+                        "clairvoyant predictor: job %s has no readable run time; "
+                        "using its requested time",
+                        record.id,
+                    )
+                    self._warned_actual = True
+                actual = record.req_time
+            job = SchedJob(record, record.req_time, user, actual)
+        else:  # user and real run time read if the predictor asks
+            job = SchedJob(record, record.req_time)
         job.pred = self.predictor.predict(job, now)
         job.run_pred = job.pred
         if not job.pred >= 1.0:
@@ -390,7 +430,9 @@ class BackfillScheduler:
         that one count instead of a refused ``start`` followed by the count (RICC: about 2
         million refusals). Sizes never refused are not counted first: the workload manager
         answers a size it does not keep counts for by a pass over the nodes that stops as
-        soon as the tasks fit, where a count would go through every node."""
+        soon as the tasks fit, where a count would go through every node. A job the count
+        admits is placed by ``start.counted`` when ``start`` has one (the same placement,
+        without the workload manager asking again whether it fits)."""
         mem = job.mem
         capacity = self._capacity
         if capacity is not None and mem in self._refused_mems and not job.gpus and self.count_first:
@@ -399,7 +441,10 @@ class BackfillScheduler:
                 self._refused.append((most + 1, mem))
                 self._proven.append((most + 1, mem))
                 return False
-        if not start(job.record):
+            placed = self._counted(job.record)  # type: ignore[misc]
+        else:
+            placed = start(job.record)
+        if not placed:
             # Only a job asking for no GPUs proves that (cores, memory) cannot fit: one
             # refused for want of GPUs says nothing of a job that needs none.
             if not job.gpus:
@@ -457,12 +502,16 @@ class BackfillScheduler:
             self._void = False
             self._freed_tasks, self._freed_mem = 0, 0.0
             proven.clear()
+            self._stairs = 0
             return []
+        # Nothing proven since the staircase was built: it is one still (a common bump and
+        # dropping steps keep it one), so it needs no sort.
+        grown = len(proven) != self._stairs
         if self._freed_tasks:
             bump, least = 2 * self._freed_tasks, self._freed_mem
             self._freed_tasks, self._freed_mem = 0, 0.0
             proven = [(r + bump, m) for r, m in proven if m >= least]
-        if len(proven) > 1:
+        if grown and len(proven) > 1:
             proven.sort()
             kept: list[tuple[int, float]] = []
             lowest = math.inf
@@ -472,6 +521,7 @@ class BackfillScheduler:
                     lowest = m
             proven = kept
         self._proven = proven
+        self._stairs = len(proven)
         return list(proven)
 
     def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
@@ -489,6 +539,7 @@ class BackfillScheduler:
         done: set[int] = set()
         self._refused = self._carried_refusals()
         self._capacity = getattr(start, "capacity", None)
+        self._counted = getattr(start, "counted", start)
         completed = False
         try:
             if self.variant == "conservative":
@@ -498,6 +549,7 @@ class BackfillScheduler:
                 self._easy(now, free, start, done)
             completed = True
         finally:
+            self._counted = None
             self._forget(done)
             self._fresh.clear()
             # An interrupted pass leaves no state to build on: the next pass is a full one.
@@ -519,7 +571,13 @@ class BackfillScheduler:
     ) -> None:
         head = None
         primary_started = False
-        for job in self._primary_order(now, done):
+        # FCFS without a threshold is the queue's own order; ``done`` only holds jobs the
+        # walk already passed (it starts empty), so the queue is walked as it is.
+        if self.primary == "FCFS" and self.theta is None and not done:
+            jobs: Iterable[SchedJob] = self.queue.values()
+        else:
+            jobs = self._primary_order(now, done)
+        for job in jobs:
             if job.res <= free() and self._launch(job, now, start, done):
                 primary_started = True
                 continue
@@ -744,21 +802,25 @@ class BackfillScheduler:
         avail = free()
         name = self.backfill
         heap = []
+        # The buckets come by ascending cores: one is dominated by a refusal when its memory
+        # reaches the least memory refused with at most its cores (the refusals sorted by
+        # cores, read once for all the buckets instead of scanned for each).
+        steps = sorted(refused) if refused else ()
+        k, nb_steps, lowest = 0, len(steps), math.inf
         for bucket in self._candidates.up_to(avail):
             res = bucket.res
+            while k < nb_steps and steps[k][0] <= res:
+                m = steps[k][1]
+                if m < lowest:
+                    lowest = m
+                k += 1
+            if bucket.mem >= lowest:
+                continue
             if res > extra and now + bucket.preds[0] > shadow:
                 continue
-            if refused:
-                mem = bucket.mem
-                dominated = False
-                for r, m in refused:
-                    if res >= r and mem >= m:
-                        dominated = True
-                        break
-                if dominated:
-                    continue
-            key, seq = bucket.keys[name][0]
-            heap.append((key, seq, 0, bucket))
+            head = bucket.heads[name]
+            key, seq = bucket.keys[name][head]
+            heap.append((key, seq, head, bucket))
         if not heap:
             return extra
         heapify(heap)

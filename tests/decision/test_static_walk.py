@@ -49,13 +49,15 @@ def _by_definition(
     return taken
 
 
+@pytest.mark.parametrize("sort_back", [0, 48, 10**9])  # insorts only, either, one sort only
 @pytest.mark.parametrize("misses", [1, 2, 16])
 @pytest.mark.parametrize("policy", ["high_gflops", "low_power"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_walk_takes_the_cores_the_definition_takes(
-    policy: str, seed: int, misses: int, monkeypatch: pytest.MonkeyPatch
+    policy: str, seed: int, misses: int, sort_back: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rm_module, "_OPEN_MISSES", misses)
+    monkeypatch.setattr(rm_module, "_SORT_BACK", sort_back)
     pool, ref_pool = CorePool(_platform()), CorePool(_platform())
     rm = ResourceManager(pool, np.random.default_rng(0))
     ref = ResourceManager(ref_pool, np.random.default_rng(0))

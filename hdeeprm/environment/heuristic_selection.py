@@ -50,7 +50,7 @@ from hdeeprm.errors import SimulationError
 from hdeeprm.experiment import ExperimentInputs
 from hdeeprm.options import Options
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler
-from hdeeprm.scheduling.orderings import ORDERINGS
+from hdeeprm.scheduling.orderings import canonical
 
 #: The thesis's chapter-6 search space (section 6.2.1), in its order.
 THESIS_ORDERINGS: tuple[str, ...] = (
@@ -82,11 +82,10 @@ def parse_choices(choices: Sequence[str] | None, default_backfill: str) -> list[
         parts = str(raw).split("/")
         if len(parts) > 2 or not all(parts):
             raise ValueError(f"choices[{i}]: expected 'P' or 'P/B', got {raw!r}")
-        for name in parts:
-            if name not in ORDERINGS:
-                raise ValueError(
-                    f"choices[{i}]: unknown ordering {name!r}; allowed: {', '.join(ORDERINGS)}"
-                )
+        try:
+            parts = [canonical(name) for name in parts]
+        except ValueError as error:
+            raise ValueError(f"choices[{i}]: {error}") from None
         pair = (parts[0], parts[1] if len(parts) == 2 else default_backfill)
         if pair in pairs:
             raise ValueError(f"choices[{i}]: {raw!r} repeats an earlier choice")

@@ -30,13 +30,13 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
 from typing import Any
 
-from hdeeprm.scheduling.orderings import STATIC
+from hdeeprm.scheduling.orderings import static_key
 
 
 def _key(name: str, job: Any) -> float:
     """A job's sort key in a static ordering; ``FCFS`` is the submission number (the queue's
     insertion order), ties in the others are broken by it."""
-    return job.seq if name == "FCFS" else STATIC[name](job)
+    return job.seq if name == "FCFS" else static_key(name)(job)
 
 
 #: A bucket's list drops its gone entries once there are this many and they are at least
@@ -68,7 +68,7 @@ class Bucket:
 
 class CandidateIndex:
     """Queued jobs by ``(cores, memory per task)``, in every static ordering of ``orderings``
-    (names of :data:`~hdeeprm.scheduling.orderings.STATIC`)."""
+    (canonical names: :func:`~hdeeprm.scheduling.orderings.canonical`)."""
 
     def __init__(self, orderings: Iterable[str]) -> None:
         self.orderings = tuple(dict.fromkeys(orderings))

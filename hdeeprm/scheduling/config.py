@@ -24,7 +24,7 @@ from typing import Any
 
 from hdeeprm.errors import InputError
 from hdeeprm.scheduling.corrections import CORRECTIONS
-from hdeeprm.scheduling.orderings import ORDERINGS
+from hdeeprm.scheduling.orderings import ORDERINGS, canonical
 
 VARIANTS: tuple[str, ...] = ("easy", "easy-sjbf", "conservative")
 #: Which cores a started job may take: ``any`` free cores (the literature's EASY, counting
@@ -114,6 +114,21 @@ def _fail(where: str, message: str, path: str | None) -> InputError:
     return InputError(message, path, where)
 
 
+def _ordering(value: Any, where: str, path: str | None) -> str:
+    """An ordering's canonical name: a fixed one or ``SCORE(a,b,c)``."""
+    if isinstance(value, str):
+        try:
+            return canonical(value)
+        except ValueError:
+            pass
+    raise _fail(
+        where,
+        f"got {value!r}; allowed values: {', '.join(ORDERINGS)}, or 'SCORE(a,b,c)' with "
+        "three numbers (a learned score ordering)",
+        path,
+    )
+
+
 def _choice(value: Any, where: str, allowed: tuple[str, ...], path: str | None) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise _fail(where, f"got {value!r}; allowed values: {', '.join(allowed)}", path)
@@ -176,12 +191,12 @@ def parse_scheduler(raw: Any, where: str = "scheduler", path: str | None = None)
         triple = replace(triple, loss=loss)
     primary = base.primary
     if "primary" in raw:
-        primary = _choice(raw["primary"], f"{where}.primary", ORDERINGS, path)
+        primary = _ordering(raw["primary"], f"{where}.primary", path)
     backfill = base.backfill
     if triple.variant == "easy-sjbf":
         backfill = "SPF"
     if "backfill" in raw:
-        backfill = _choice(raw["backfill"], f"{where}.backfill", ORDERINGS, path)
+        backfill = _ordering(raw["backfill"], f"{where}.backfill", path)
         if triple.variant == "easy-sjbf" and backfill != "SPF":
             raise _fail(
                 f"{where}.backfill",

@@ -37,12 +37,24 @@ because a one-core job would otherwise divide by zero.
 *Static* orderings (all but LEXP, SEXP, WFP3 and UNICEP) never change while a job waits, so the
 schedulers keep them in sorted lists fed at each submission; *dynamic* ones depend on ``now``
 and are re-sorted at each decision point that needs them.
+
+**Score orderings**, ``SCORE(a,b,c)``: the key ``a log2(max(p, 1)) + b log2(q) + c s / 3600``
+(``s`` in hours), a linear score whose weights can be learned (``benchmarks/easy_score_search.py``,
+docs/scheduling.md "A learned EASY ordering"). It is static, yet it ages jobs: at any time
+``now``, ``c s / 3600 = c now / 3600 - c w / 3600`` and the first term is the same for every
+queued job, so a positive ``c`` lowers a job's key by ``c`` per hour it has waited, relative to
+the others, with no re-sort per decision. Fixed orderings are special cases: ``SCORE(0,0,1)``
+is FCFS, ``SCORE(1,0,0)`` SPF for run times of at least 1 s and ``SCORE(0,1,0)`` SQF (the same
+order, ties included); ``SCORE(1,1,0)`` is SAF and ``SCORE(1,-1,0)`` SRF except between jobs of
+equal area (ratio), which the rounding of the logarithms may put either way.
+:func:`score_name` writes the canonical name.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 
@@ -117,17 +129,86 @@ ORDERINGS: tuple[str, ...] = (
 )
 
 
+#: What a score ordering's weights multiply, in order.
+SCORE_FEATURES: tuple[str, ...] = ("log2 predicted run time", "log2 cores", "submission (h)")
+
+_SCORE = re.compile(r"SCORE\(([^,()]+),([^,()]+),([^,()]+)\)")
+#: Keys of the score orderings met so far, by canonical name.
+_SCORE_KEYS: dict[str, Callable[[Orderable], float]] = {}
+
+
+def score_name(weights: Sequence[float]) -> str:
+    """The canonical name of the score ordering with ``weights`` (three finite numbers; each
+    written as Python's shortest exact ``repr``, so the name gives back the same floats)."""
+    values = [float(w) for w in weights]
+    if len(values) != len(SCORE_FEATURES) or not all(math.isfinite(w) for w in values):
+        raise ValueError(
+            f"a score ordering needs {len(SCORE_FEATURES)} finite weights "
+            f"({', '.join(SCORE_FEATURES)}), got {list(weights)!r}"
+        )
+    return "SCORE(" + ",".join(repr(w) for w in values) + ")"
+
+
+def _score_key(weights: Sequence[float]) -> Callable[[Orderable], float]:
+    a, b, c = (float(w) for w in weights)
+    log2 = math.log2
+    # Same arithmetic for every job, in one order: the keys are reproducible bit for bit.
+    return lambda j: (
+        a * log2(j.pred if j.pred > 1.0 else 1.0) + b * log2(j.res) + c * (j.subtime / 3600.0)
+    )
+
+
+def canonical(name: str) -> str:
+    """``name`` as the schedulers keep it: a fixed ordering's name unchanged, a score ordering
+    (spaces allowed, any float syntax) as :func:`score_name` writes it. Raises ``ValueError``
+    naming what was expected."""
+    if name in STATIC or name in DYNAMIC:
+        return name
+    match = _SCORE.fullmatch(name.replace(" ", "")) if isinstance(name, str) else None
+    if match is None:
+        raise ValueError(
+            f"unknown ordering {name!r}; expected one of {', '.join(ORDERINGS)}, or "
+            "'SCORE(a,b,c)' with three numbers (weights of "
+            f"{', '.join(SCORE_FEATURES)})"
+        )
+    try:
+        weights = [float(x) for x in match.groups()]
+    except ValueError:
+        raise ValueError(f"ordering {name!r}: the weights must be numbers") from None
+    full = score_name(weights)
+    if full not in _SCORE_KEYS:
+        _SCORE_KEYS[full] = _score_key(weights)
+    return full
+
+
+def is_ordering(name: str) -> bool:
+    """Whether ``name`` is a fixed ordering or a well-formed score ordering."""
+    try:
+        canonical(name)
+    except ValueError:
+        return False
+    return True
+
+
 def is_dynamic(name: str) -> bool:
     """Whether the ordering's key changes with time (needs a re-sort per decision)."""
     return name in DYNAMIC
 
 
+def static_key(name: str) -> Callable[[Orderable], float]:
+    """The key of a static ordering (a fixed one or a score ordering, canonical or not)."""
+    key = STATIC.get(name) or _SCORE_KEYS.get(name)
+    if key is None:
+        if is_dynamic(name):
+            raise ValueError(f"ordering {name!r} depends on time (not static)")
+        key = _SCORE_KEYS[canonical(name)]
+    return key
+
+
 def sort_key(name: str, now: float) -> Callable[[Orderable], tuple[float, int]]:
     """A ``sorted`` key for ordering ``name`` at time ``now`` (ties by submission order)."""
-    if name in STATIC:
-        key = STATIC[name]
-        return lambda j: (key(j), j.seq)
     if name in DYNAMIC:
         dyn = DYNAMIC[name]
         return lambda j: (dyn(j, now), j.seq)
-    raise ValueError(f"unknown ordering {name!r}; expected one of {', '.join(ORDERINGS)}")
+    key = static_key(name)
+    return lambda j: (key(j), j.seq)

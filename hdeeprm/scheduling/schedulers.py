@@ -46,7 +46,7 @@ from hdeeprm.scheduling.candidates import CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.contiguous import ContiguousCores
 from hdeeprm.scheduling.corrections import correct
-from hdeeprm.scheduling.orderings import ORDERINGS, STATIC, sort_key
+from hdeeprm.scheduling.orderings import DYNAMIC, canonical, sort_key, static_key
 from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
 from hdeeprm.scheduling.profile import RunningEnds, StepProfile
 
@@ -190,8 +190,8 @@ class BackfillScheduler:
         self._predictor_given = predictor is not None
         self.predictor = predictor if predictor is not None else make_predictor(config)
         self.variant = config.triple.variant
-        self.primary = config.primary
-        self.backfill = config.backfill
+        self.primary = canonical(config.primary)
+        self.backfill = canonical(config.backfill)
         self.theta = config.theta
         self.correction = config.triple.correction
         #: Queued jobs in submission (= FCFS) order.
@@ -201,10 +201,8 @@ class BackfillScheduler:
         self.ends = RunningEnds()
         #: Sorted ``(key, seq)`` lists of the static orderings in use (FCFS is ``queue``).
         self._sorted: dict[str, list[tuple[float, int]]] = {}
-        for name in sorted({self.primary, self.backfill, *orderings}):
-            if name not in ORDERINGS:
-                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
-            if name in STATIC and name != "FCFS":
+        for name in sorted({self.primary, self.backfill, *map(canonical, orderings)}):
+            if name not in DYNAMIC and name != "FCFS":
                 self._sorted[name] = []
         #: The queue by ``(cores, memory per task)`` in FCFS and every static ordering kept
         #: sorted: the backfilling walk visits only requests that could start (see
@@ -320,7 +318,7 @@ class BackfillScheduler:
             self._cores_and_memory_only = False
         self._candidates.add(job)
         for name, lst in self._sorted.items():
-            insort(lst, (STATIC[name](job), job.seq))
+            insort(lst, (static_key(name)(job), job.seq))
         if self.config.hosts == "contiguous":
             self._events.append((now, False, job.seq))
 
@@ -563,7 +561,7 @@ class BackfillScheduler:
             job = queue.pop(seq)
             candidates.remove(job)
             for name, lst in self._sorted.items():
-                i = bisect_left(lst, (STATIC[name](job), seq))
+                i = bisect_left(lst, (static_key(name)(job), seq))
                 del lst[i]
 
     def _easy(
@@ -912,15 +910,12 @@ class BackfillScheduler:
         """Switch the primary (and backfilling) ordering from the next pass on. A static
         ordering must be one the scheduler keeps sorted (the configuration's or one named in
         ``orderings`` at construction)."""
+        primary = canonical(primary)
+        backfill = None if backfill is None else canonical(backfill)
         for name in (primary, backfill):
-            if name is None or name in self._sorted or name == "FCFS":
+            if name is None or name in self._sorted or name == "FCFS" or name in DYNAMIC:
                 continue
-            if name not in ORDERINGS:
-                raise ValueError(f"unknown ordering {name!r}; expected one of {ORDERINGS}")
-            if name in STATIC:
-                raise ValueError(
-                    f"ordering {name!r} was not named in BackfillScheduler(orderings=...)"
-                )
+            raise ValueError(f"ordering {name!r} was not named in BackfillScheduler(orderings=...)")
         if primary != self.primary or (backfill is not None and backfill != self.backfill):
             self._loosened = True  # another order may start jobs the last one did not
         self.primary = primary

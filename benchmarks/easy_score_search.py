@@ -165,7 +165,8 @@ def run(args: argparse.Namespace, config: CEMConfig, tmp: Path) -> int:
         inputs, hl_args, args.train_jobs, args.train_windows, seed, tmp, args.eval_jobs
     )
     print(
-        f"KTH-SP2: {len(inputs.workload.jobs)} jobs, {len(inputs.platform.cores)} cores; EASY "
+        f"{args.trace.name}: {len(inputs.workload.jobs)} jobs, "
+        f"{len(inputs.platform.cores)} cores; EASY "
         f"theta={args.theta}, FCFS backfilling; {args.train_windows} training windows of "
         f"{args.window_jobs} jobs from jobs {args.train_jobs} (seed {seed})",
         flush=True,

@@ -44,8 +44,8 @@ docs/scheduling.md "A learned EASY ordering"). It is static, yet it ages jobs: a
 ``now``, ``c s / 3600 = c now / 3600 - c w / 3600`` and the first term is the same for every
 queued job, so a positive ``c`` lowers a job's key by ``c`` per hour it has waited, relative to
 the others, with no re-sort per decision. Fixed orderings are special cases: ``SCORE(0,0,1)``
-is FCFS, ``SCORE(1,0,0)`` SPF for run times of at least 1 s and ``SCORE(0,1,0)`` SQF (the same
-order, ties included); ``SCORE(1,1,0)`` is SAF and ``SCORE(1,-1,0)`` SRF except between jobs of
+is FCFS, ``SCORE(1,0,0)`` SPF and ``SCORE(0,1,0)`` SQF (the same order, ties included, for
+times in whole seconds and run times of at least 1 s, as traces give them); ``SCORE(1,1,0)`` is SAF and ``SCORE(1,-1,0)`` SRF except between jobs of
 equal area (ratio), which the rounding of the logarithms may put either way.
 :func:`score_name` writes the canonical name.
 """

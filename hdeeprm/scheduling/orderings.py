@@ -45,8 +45,9 @@ docs/scheduling.md "A learned EASY ordering"). It is static, yet it ages jobs: a
 queued job, so a positive ``c`` lowers a job's key by ``c`` per hour it has waited, relative to
 the others, with no re-sort per decision. Fixed orderings are special cases: ``SCORE(0,0,1)``
 is FCFS, ``SCORE(1,0,0)`` SPF and ``SCORE(0,1,0)`` SQF (the same order, ties included, for
-times in whole seconds and run times of at least 1 s, as traces give them); ``SCORE(1,1,0)`` is SAF and ``SCORE(1,-1,0)`` SRF except between jobs of
-equal area (ratio), which the rounding of the logarithms may put either way.
+times in whole seconds and run times of at least 1 s, as traces give them); ``SCORE(1,1,0)``
+is SAF and ``SCORE(1,-1,0)`` SRF except between jobs of equal area (ratio), which the
+rounding of the logarithms may put either way.
 :func:`score_name` writes the canonical name.
 """
 

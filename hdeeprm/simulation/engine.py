@@ -794,12 +794,17 @@ class Engine:
                 f"EXECUTE_JOB: job {job.id!r} is {job.state}; only a submitted job that has "
                 "not started yet can be executed"
             )
-        alloc = _host_ids(decision.alloc, "EXECUTE_JOB")
+        alloc = decision.alloc
+        if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
+            hosts = alloc
+        else:
+            alloc = _host_ids(alloc, "EXECUTE_JOB")
+            # Batsim allocations are sets (interval sets on the wire): ascending ids, so that
+            # the float sums over a job's hosts do not depend on the order a decision listed
+            # them in.
+            hosts = tuple(sorted(alloc))
         if not alloc:
             raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
-        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
-        # float sums over a job's hosts do not depend on the order a decision listed them in.
-        hosts = tuple(sorted(alloc))
         host_job = self._host_job
         n = self._n
         # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
@@ -816,7 +821,7 @@ class Engine:
                     raise SimulationError(
                         f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
                     )
-        if len(set(hosts)) != len(hosts):
+        if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict

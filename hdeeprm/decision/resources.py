@@ -342,8 +342,10 @@ class CorePool:
 
     def settle_taken(self, taken: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` for cores just taken, given by processor (``taken[proc]``: the cores
-        taken from ``proc`` since the last settle), so they are not grouped again: an
-        allocation that goes processor by processor already has them so."""
+        taken from ``proc`` since the last settle, by one :meth:`take_run`), so they are not
+        grouped again: an allocation that goes processor by processor already has them so.
+        A processor whose busy cores are all in its group was wholly free: its demand is
+        already the settled sum (see :meth:`_settle`) and is not summed again."""
         self._settle(taken, now, True)
 
     def _settle(self, touched: dict[int, list[int]], now: float, busy: bool | None) -> None:
@@ -363,7 +365,16 @@ class CorePool:
             listener.update(procs)
         for proc in procs:
             members = proc_cores[proc]
-            if proc_busy[proc]:
+            group = touched[proc]
+            busy_now = proc_busy[proc]
+            if busy and busy_now == len(group):
+                # Every busy core was just taken, from a wholly free processor (demand 0.0 at
+                # its last settle) by one take_run, lowest cores first: its running sum from
+                # 0.0 in core order is the sum below bit for bit (each free core adds +0.0,
+                # which leaves a sum unchanged), so it is kept.
+                demand = proc_demand[proc]
+                idle = P2
+            elif busy_now:
                 size = len(members)
                 if size == 4:  # RICC's processors: the loop below, unrolled
                     a, b, c, d = members
@@ -384,7 +395,6 @@ class CorePool:
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
-            group = touched[proc]
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle

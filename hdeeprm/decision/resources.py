@@ -55,6 +55,23 @@ BW_REL_TOL = 1e-9
 MEM_TOL = 1e-6
 
 
+def _core_order_sum(members: list[int], core_bw: list[float]) -> float:
+    """A processor's bandwidth demand: its cores' bandwidths summed in core order from 0.0
+    (a free core's is 0.0, which leaves a sum unchanged, so no core is tested for being
+    busy); 4- and 6-core processors (RICC's, most of Gaia's) unrolled, the same order."""
+    size = len(members)
+    if size == 4:
+        a, b, c, d = members
+        return 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+    if size == 6:
+        a, b, c, d, e, f = members
+        return (0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d] + core_bw[e]) + core_bw[f]
+    demand = 0.0
+    for core in members:
+        demand += core_bw[core]
+    return demand
+
+
 class CorePool:
     """Dynamic resource state built from a :class:`~hdeeprm.platform.hierarchy.Platform`.
 
@@ -347,24 +364,110 @@ class CorePool:
                 touched[proc] = [c]
             else:
                 group.append(c)
-        self._settle(touched, now, None)
+        self._settle(touched, now)
 
     def settle_taken(self, taken: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` for cores just taken, given by processor (``taken[proc]``: the cores
-        taken from ``proc`` since the last settle, by one :meth:`take_run`), so they are not
-        grouped again: an allocation that goes processor by processor already has them so.
+        taken from ``proc`` since the last settle, by one :meth:`take_run`, never none), so
+        they are not grouped again: an allocation that goes processor by processor already
+        has them so.
+
         A processor whose busy cores are all in its group was wholly free: its demand is
-        already the settled sum (see :meth:`_settle`) and is not summed again."""
-        self._settle(taken, now, True)
+        already the settled sum and is not summed again (``take_run`` summed it from the 0.0
+        of its last settle, lowest cores first, which is the sum in core order bit for bit:
+        each free core adds +0.0, which leaves a sum unchanged). A core just taken was free
+        and settled, so idle (P2 or P3): it differs from its processor's running state (P0
+        or P1) and is switched without a comparison. When the running state changed, the
+        loop over the busy cores switches the taken ones."""
+        procs = sorted(taken) if len(taken) > 1 else list(taken)
+        core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
+        run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        for listener in self.demand_listeners:
+            listener.update(procs)
+        for proc in procs:
+            group = taken[proc]
+            if proc_busy[proc] == len(group):  # wholly free until now: the sum is kept
+                demand = proc_demand[proc]
+            else:
+                proc_demand[proc] = demand = _core_order_sum(proc_cores[proc], core_bw)
+            over = demand > bw_limit[proc]
+            running = P1 if over else P0
+            if idle_state[proc] != P2:  # a core is busy: the idle state is P2
+                # Every free core was in the old idle state.
+                idle_state[proc] = P2
+                free = proc_free[proc]
+                if free:  # none when a job took the whole processor
+                    for c in free:
+                        pstate[c] = P2
+                    changed.update(free)
+            if running != run_state[proc]:
+                run_state[proc] = running
+                for c in proc_cores[proc]:  # the taken cores among them
+                    if core_job[c] is not None and pstate[c] != running:
+                        pstate[c] = running
+                        changed.add(c)
+            else:
+                for c in group:
+                    pstate[c] = running
+                changed.update(group)
+            if over != over_now[proc]:  # rare
+                self._over_changed(proc, over, demand, now)
 
-    def _settle(self, touched: dict[int, list[int]], now: float, busy: bool | None) -> None:
-        """:meth:`settle` on cores grouped by processor; ``busy``: every touched core was just
-        taken (``True``) or just freed (``False``), ``None``: either.
+    def _settle_freed(self, freed: dict[int, list[int]], now: float) -> None:
+        """:meth:`settle` for cores just freed, by processor (:meth:`release`), already in
+        the processors' free lists. A core just freed was running, so it differs from its
+        processor's idle state and is switched without a comparison; when the idle state
+        changed, the loop over the free cores switches the freed ones."""
+        procs = sorted(freed) if len(freed) > 1 else list(freed)
+        core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
+        run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        for listener in self.demand_listeners:
+            listener.update(procs)
+        for proc in procs:
+            busy_now = proc_busy[proc]
+            if busy_now:
+                members = proc_cores[proc]
+                if len(members) == 4:  # RICC's processors: _core_order_sum, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = _core_order_sum(members, core_bw)
+                idle = P2
+            else:  # every core is free, with 0.0: the sum is 0.0
+                demand = 0.0
+                idle = P3
+            proc_demand[proc] = demand
+            over = demand > bw_limit[proc]
+            if idle != idle_state[proc]:
+                # Every free core was in the old idle state, or running until just now.
+                idle_state[proc] = idle
+                free = proc_free[proc]
+                for c in free:
+                    pstate[c] = idle
+                changed.update(free)
+            else:
+                group = freed[proc]
+                for c in group:
+                    pstate[c] = idle
+                changed.update(group)
+            running = P1 if over else P0
+            if running != run_state[proc]:
+                run_state[proc] = running
+                if busy_now:
+                    for c in proc_cores[proc]:
+                        if core_job[c] is not None and pstate[c] != running:
+                            pstate[c] = running
+                            changed.add(c)
+            if over != over_now[proc]:  # rare
+                self._over_changed(proc, over, demand, now)
 
-        A core just taken was free and settled before, so idle (P2 or P3): it differs from its
-        processor's running state (P0 or P1) and is switched without a comparison; a core just
-        freed was running, likewise. When the idle (running) state of the processor changed,
-        the loop over its free (busy) cores already switched the touched ones."""
+    def _settle(self, touched: dict[int, list[int]], now: float) -> None:
+        """:meth:`settle` on cores grouped by processor, each taken or freed since the last
+        settle."""
         procs = sorted(touched) if len(touched) > 1 else list(touched)
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
@@ -374,29 +477,8 @@ class CorePool:
             listener.update(procs)
         for proc in procs:
             members = proc_cores[proc]
-            group = touched[proc]
-            busy_now = proc_busy[proc]
-            if busy and busy_now == len(group):
-                # Every busy core was just taken, from a wholly free processor (demand 0.0 at
-                # its last settle) by one take_run, lowest cores first: its running sum from
-                # 0.0 in core order is the sum below bit for bit (each free core adds +0.0,
-                # which leaves a sum unchanged), so it is kept.
-                demand = proc_demand[proc]
-                idle = P2
-            elif busy_now:
-                size = len(members)
-                if size == 4:  # RICC's processors: the loop below, unrolled
-                    a, b, c, d = members
-                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
-                elif size == 6:  # most of Gaia's
-                    a, b, c, d, e, f = members
-                    demand = (
-                        0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d] + core_bw[e]
-                    ) + core_bw[f]
-                else:
-                    demand = 0.0
-                    for c in members:
-                        demand += core_bw[c]
+            if proc_busy[proc]:
+                demand = _core_order_sum(members, core_bw)
                 idle = P2
             else:  # every core is free, with 0.0: the sum is 0.0
                 demand = 0.0
@@ -408,42 +490,37 @@ class CorePool:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle
                 free = proc_free[proc]
-                if free:  # none when a job took the whole processor
+                if free:
                     for c in free:
                         pstate[c] = idle
                     changed.update(free)
-                if busy is False:
-                    group = ()  # the freed cores are free cores: switched above
             if running != run_state[proc]:
                 run_state[proc] = running
                 for c in members:
                     if core_job[c] is not None and pstate[c] != running:
                         pstate[c] = running
                         changed.add(c)
-                if busy:
-                    group = ()  # the taken cores are busy cores: switched above
-            if busy is None:
-                for c in group:
-                    new = idle if core_job[c] is None else running
-                    if new != pstate[c]:
-                        pstate[c] = new
-                        changed.add(c)
-            elif group:
-                new = running if busy else idle
-                for c in group:
+            for c in touched[proc]:
+                new = idle if core_job[c] is None else running
+                if new != pstate[c]:
                     pstate[c] = new
-                changed.update(group)
-            if over != over_now[proc]:  # rare: the logger is asked only then
-                over_now[proc] = over
-                log = INSIGHTS.isEnabledFor(logging.WARNING)
-                if over:
-                    self._open_episode[proc] = self.episodes.open(proc, now)
-                    if log:
-                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
-                else:
-                    self.episodes.close(self._open_episode.pop(proc), now)
-                    if log:
-                        self.over_ends(now, proc)
+                    changed.add(c)
+            if over != over_now[proc]:  # rare
+                self._over_changed(proc, over, demand, now)
+
+    def _over_changed(self, proc: int, over: bool, demand: float, now: float) -> None:
+        """``proc`` starts (``over``) or stops being over-subscribed at ``now``: its episode
+        opens or closes (the logger is asked only then)."""
+        self._over[proc] = over
+        log = INSIGHTS.isEnabledFor(logging.WARNING)
+        if over:
+            self._open_episode[proc] = self.episodes.open(proc, now)
+            if log:
+                self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+        else:
+            self.episodes.close(self._open_episode.pop(proc), now)
+            if log:
+                self.over_ends(now, proc)
 
     def close_episodes(self, now: float) -> None:
         """End every open over-subscription episode at ``now`` (simulation end) and log the
@@ -543,7 +620,7 @@ class CorePool:
             for listener in self.node_gain_listeners:
                 for node in mem_nodes:
                     listener.update(node_procs[node])
-        self._settle(touched, now, False)
+        self._settle_freed(touched, now)
 
     def drain(self) -> list[SetResourceState]:
         """Net P-state changes since the last drain, one decision per target state.

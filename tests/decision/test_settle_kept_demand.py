@@ -1,13 +1,14 @@
 """``CorePool.settle_taken`` keeps the bandwidth demand ``take_run`` summed on a processor that
 was wholly free (the same sum, bit for bit, as the settle's sum in core order) and sums it
 again otherwise: awkward bandwidths (sums that round) give the same pool as the generic
-core-by-core path."""
+core-by-core path. So does ``take_run`` setting a run of consecutive cores by slices."""
 
 from __future__ import annotations
 
 import random
 
 import numpy as np
+import pytest
 from decision_helpers import make_platform, pool_state
 
 from hdeeprm.decision import CorePool, ResourceManager
@@ -44,8 +45,10 @@ def test_hand_worked_kept_and_summed_demands() -> None:
     assert pool.proc_demand[0] == 0.2
 
 
-def test_random_allocations_match_the_core_by_core_path() -> None:
-    fast = CorePool(_platform())
+@pytest.mark.parametrize("free_order", [True, False])
+def test_random_allocations_match_the_core_by_core_path(free_order: bool) -> None:
+    # free_order=False: take_run sets a run of consecutive cores by slices (the classic runs).
+    fast = CorePool(_platform(), free_order=free_order)
     slow = CorePool(_platform())
     manager = ResourceManager(fast, np.random.default_rng(0))
     fits = NodeFloorFit(fast)

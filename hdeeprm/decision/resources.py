@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from bisect import insort
 from collections.abc import Iterable
-from itertools import groupby
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -122,14 +121,6 @@ class CorePool:
         self._bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
         self._peak_arr = np.asarray(self.core_peak, dtype=float)
         self._power_arr = np.asarray(self.core_power, dtype=float)
-        #: Per processor whose core ids are consecutive: ``(first id, last id + 1, a tuple of
-        #: None and one of 0.0 per core)``, so :meth:`release` frees a whole one by slices.
-        self._whole_span: list[tuple[int, int, tuple[None, ...], tuple[float, ...]] | None] = [
-            (ids[0], ids[0] + len(ids), (None,) * len(ids), (0.0,) * len(ids))
-            if ids and ids == list(range(ids[0], ids[0] + len(ids)))
-            else None
-            for ids in self.proc_cores
-        ]
         #: Sets that receive the id of every processor that may now rank *better* in an
         #: ordering whose keys only worsen as cores are taken (the resource manager's heaps):
         #: its free cores grew (release). Taking cores tells them nothing (unless a task has
@@ -548,11 +539,9 @@ class CorePool:
         """Free the cores of a finished job and update P-states around them."""
         # give() per core, inlined: same float sums in the same order, but each listener hears
         # of a processor or node once, and the cores are grouped by processor for the settle
-        # (a job's cores come in runs per processor: itertools.groupby finds the runs in C).
-        # The processors' demands are not updated here: the settle sums them again from the
-        # per-core values.
+        # (a job's cores come in runs per processor). The processors' demands are not updated
+        # here: the settle sums them again from the per-core values.
         core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
-        proc_cores, whole = self.proc_cores, self._whole_span
         core_job = self.core_job
         core_mem, core_bw = self.core_mem, self.core_bw
         proc_busy = self.proc_busy
@@ -574,47 +563,31 @@ class CorePool:
         touched: dict[int, list[int]] = {}
         nodes: dict[int, None] = {}
         mem_nodes: dict[int, None] = {}
+        last_proc = -1
+        node = -1
+        group: list[int] = []
         count = 0
-        for proc, grouped in groupby(cores, core_proc.__getitem__):
-            run = list(grouped)
-            n = len(run)
-            group = touched.get(proc)
-            if group is None:
-                touched[proc] = run
-            else:
-                group += run
-            node = proc_node[proc]
-            nodes[node] = None
-            span = whole[proc]
-            if span is not None and run == proc_cores[proc]:
-                # A whole processor, in core order (a job that took all its cores): its
-                # per-core values in three slices.
-                a, b, nones, zeros = span
-                mems = core_mem[a:b]
-                core_job[a:b] = nones
-                core_mem[a:b] = zeros
-                core_bw[a:b] = zeros
-            else:
-                mems = list(map(core_mem.__getitem__, run))
-                for core in run:
-                    core_job[core] = None
-                    core_mem[core] = 0.0
-                    core_bw[core] = 0.0
-            # Per core, the node's free memory gains the core's memory while the node has a
-            # busy core left, and is its exact capacity once none is (whatever rounding the
-            # sums left): the same additions, in the same order. It changed (its listeners
-            # hear of it) when a core had memory or the capacity differs from it.
-            before = node_free_mem[node]
-            left = node_busy[node] - n
+        for core in cores:
+            proc = core_proc[core]
+            if proc != last_proc:  # a job's cores come in runs per processor
+                last_proc = proc
+                node = proc_node[proc]
+                nodes[node] = None
+                group = touched.get(proc)  # type: ignore[assignment]
+                if group is None:
+                    group = touched[proc] = []
+            group.append(core)
+            core_job[core] = None
+            mem = core_mem[core]
+            core_mem[core] = 0.0
+            core_bw[core] = 0.0
+            left = node_busy[node] - 1
             node_busy[node] = left
-            if left:
-                after = before
-                for mem in mems:
-                    after += mem
-            else:
-                after = node_capacity[node]
+            before = node_free_mem[node]
+            # an idle node gets its exact capacity, whatever rounding the sums left
+            after = before + mem if left else node_capacity[node]
             node_free_mem[node] = after
-            if after != before or any(mems):
+            if mem or after != before:
                 mem_nodes[node] = None
         for proc, group in touched.items():
             proc_busy[proc] -= len(group)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.decision.oversubscription import OverSubscriptionRecord
+from hdeeprm.decision.oversubscription import _OPEN, OverSubscriptionRecord
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import (
     INITIAL_PSTATE,
@@ -387,6 +387,7 @@ class CorePool:
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        log: bool | None = None
         for listener in self.demand_listeners:
             listener.update(procs)
         for proc in procs:
@@ -415,8 +416,23 @@ class CorePool:
                 for c in group:
                     pstate[c] = running
                 changed.update(group)
-            if over != over_now[proc]:  # rare
-                self._over_changed(proc, over, demand, now)
+            if over != over_now[proc]:  # an episode opens or closes (RICC: millions)
+                over_now[proc] = over
+                if log is None:  # asked once per settle, only when an episode changes
+                    log = INSIGHTS.isEnabledFor(logging.WARNING)
+                    episodes = self.episodes  # OverSubscriptionRecord.open/close, inlined
+                    open_episode = self._open_episode
+                if over:
+                    open_episode[proc] = len(episodes.ends)
+                    episodes.procs.append(proc)
+                    episodes.starts.append(now)
+                    episodes.ends.append(_OPEN)
+                    if log:
+                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+                else:
+                    episodes.ends[open_episode.pop(proc)] = now
+                    if log:
+                        self.over_ends(now, proc)
 
     def _settle_freed(self, freed: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` for cores just freed, by processor (:meth:`release`), already in
@@ -428,6 +444,7 @@ class CorePool:
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        log: bool | None = None
         for listener in self.demand_listeners:
             listener.update(procs)
         for proc in procs:
@@ -465,8 +482,23 @@ class CorePool:
                         if core_job[c] is not None and pstate[c] != running:
                             pstate[c] = running
                             changed.add(c)
-            if over != over_now[proc]:  # rare
-                self._over_changed(proc, over, demand, now)
+            if over != over_now[proc]:  # an episode opens or closes (RICC: millions)
+                over_now[proc] = over
+                if log is None:  # asked once per settle, only when an episode changes
+                    log = INSIGHTS.isEnabledFor(logging.WARNING)
+                    episodes = self.episodes  # OverSubscriptionRecord.open/close, inlined
+                    open_episode = self._open_episode
+                if over:
+                    open_episode[proc] = len(episodes.ends)
+                    episodes.procs.append(proc)
+                    episodes.starts.append(now)
+                    episodes.ends.append(_OPEN)
+                    if log:
+                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+                else:
+                    episodes.ends[open_episode.pop(proc)] = now
+                    if log:
+                        self.over_ends(now, proc)
 
     def _settle(self, touched: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` on cores grouped by processor, each taken or freed since the last
@@ -508,12 +540,13 @@ class CorePool:
                 if new != pstate[c]:
                     pstate[c] = new
                     changed.add(c)
-            if over != over_now[proc]:  # rare
+            if over != over_now[proc]:
                 self._over_changed(proc, over, demand, now)
 
     def _over_changed(self, proc: int, over: bool, demand: float, now: float) -> None:
         """``proc`` starts (``over``) or stops being over-subscribed at ``now``: its episode
-        opens or closes (the logger is asked only then)."""
+        opens or closes (the logger is asked only then). Inlined in :meth:`settle_taken` and
+        :meth:`_settle_freed` (RICC with EASY opens millions of episodes)."""
         self._over[proc] = over
         log = INSIGHTS.isEnabledFor(logging.WARNING)
         if over:

@@ -600,12 +600,24 @@ class CorePool:
         node = -1
         group: list[int] = []
         count = 0
+        # The node of the current run in locals (busy cores, free memory, capacity, whether
+        # its memory changed), written back when the run moves to another node and at the end.
+        left, free_mem, capacity, gained = 0, 0.0, 0.0, False
         for core in cores:
             proc = core_proc[core]
             if proc != last_proc:  # a job's cores come in runs per processor
                 last_proc = proc
-                node = proc_node[proc]
-                nodes[node] = None
+                next_node = proc_node[proc]
+                if next_node != node:
+                    if node >= 0:
+                        node_busy[node] = left
+                        node_free_mem[node] = free_mem
+                        if gained:
+                            mem_nodes[node] = None
+                    node = next_node
+                    nodes[node] = None
+                    left, free_mem = node_busy[node], node_free_mem[node]
+                    capacity, gained = node_capacity[node], False
                 group = touched.get(proc)  # type: ignore[assignment]
                 if group is None:
                     group = touched[proc] = []
@@ -614,13 +626,22 @@ class CorePool:
             mem = core_mem[core]
             core_mem[core] = 0.0
             core_bw[core] = 0.0
-            left = node_busy[node] - 1
+            # The node's free memory gains the core's, or is its exact capacity once the node
+            # is idle (whatever rounding the sums left); it changed when the core had memory
+            # (a sum with +0.0 or -0.0 is the same number) or the capacity differs from it.
+            left -= 1
+            if left:
+                free_mem += mem
+            else:
+                if capacity != free_mem:
+                    gained = True
+                free_mem = capacity
+            if mem:
+                gained = True
+        if node >= 0:
             node_busy[node] = left
-            before = node_free_mem[node]
-            # an idle node gets its exact capacity, whatever rounding the sums left
-            after = before + mem if left else node_capacity[node]
-            node_free_mem[node] = after
-            if mem or after != before:
+            node_free_mem[node] = free_mem
+            if gained:
                 mem_nodes[node] = None
         for proc, group in touched.items():
             proc_busy[proc] -= len(group)

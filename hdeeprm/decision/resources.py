@@ -283,24 +283,12 @@ class CorePool:
                 demand += mem_bw
                 free_mem -= mem
         else:  # the same without the free-core list
-            n = len(cores)
-            if n > 1 and cores[-1] - cores[0] == n - 1:
-                # Consecutive ids (the free list is sorted, without duplicates): slices.
-                first = cores[0]
-                end = first + n
-                core_job[first:end] = (job_id,) * n
-                core_mem[first:end] = (mem,) * n
-                core_bw[first:end] = (mem_bw,) * n
-                for _ in cores:  # the same additions, one per core, in the same order
-                    demand += mem_bw
-                    free_mem -= mem
-            else:
-                for core in cores:
-                    core_job[core] = job_id
-                    core_mem[core] = mem
-                    core_bw[core] = mem_bw
-                    demand += mem_bw
-                    free_mem -= mem
+            for core in cores:
+                core_job[core] = job_id
+                core_mem[core] = mem
+                core_bw[core] = mem_bw
+                demand += mem_bw
+                free_mem -= mem
         self.proc_demand[proc] = demand
         self.node_free_mem[node] = free_mem
         self.proc_busy[proc] += count

@@ -1,7 +1,7 @@
 """``CorePool.settle_taken`` keeps the bandwidth demand ``take_run`` summed on a processor that
 was wholly free (the same sum, bit for bit, as the settle's sum in core order) and sums it
 again otherwise: awkward bandwidths (sums that round) give the same pool as the generic
-core-by-core path. So does ``take_run`` setting a run of consecutive cores by slices."""
+core-by-core path, with and without the free-core list."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_hand_worked_kept_and_summed_demands() -> None:
 
 @pytest.mark.parametrize("free_order", [True, False])
 def test_random_allocations_match_the_core_by_core_path(free_order: bool) -> None:
-    # free_order=False: take_run sets a run of consecutive cores by slices (the classic runs).
+    # free_order=False: the classic runs' pool (no free-core list for the random policy).
     fast = CorePool(_platform(), free_order=free_order)
     slow = CorePool(_platform())
     manager = ResourceManager(fast, np.random.default_rng(0))

@@ -423,20 +423,28 @@ class CorePool:
                         self.over_ends(now, proc)
 
     def _settle_freed(self, freed: dict[int, list[int]], now: float) -> None:
-        """:meth:`settle` for cores just freed, by processor (:meth:`release`), already in
-        the processors' free lists. A core just freed was running, so it differs from its
-        processor's idle state and is switched without a comparison; when the idle state
-        changed, the loop over the free cores switches the freed ones."""
+        """The end of :meth:`release`: the cores just freed, by processor, go back to their
+        processors' free lists and busy counts, then are settled (:meth:`settle`). A core just
+        freed was running, so it differs from its processor's idle state and is switched
+        without a comparison; when the idle state changed, the loop over the free cores
+        switches the freed ones."""
         procs = sorted(freed) if len(freed) > 1 else list(freed)
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
         bw_limit, over_now = self._bw_limit, self._over
         run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
         log: bool | None = None
+        count = 0
         for listener in self.demand_listeners:
             listener.update(procs)
         for proc in procs:
-            busy_now = proc_busy[proc]
+            group = freed[proc]
+            n = len(group)
+            count += n
+            proc_busy[proc] = busy_now = proc_busy[proc] - n
+            free = proc_free[proc]
+            free += group  # one extend per processor instead of an append per core
+            free.sort()  # what insort per core gives: one processor's cores, sorted
             if busy_now:
                 members = proc_cores[proc]
                 if len(members) == 4:  # RICC's processors: _core_order_sum, unrolled
@@ -453,12 +461,10 @@ class CorePool:
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle
-                free = proc_free[proc]
                 for c in free:
                     pstate[c] = idle
                 changed.update(free)
             else:
-                group = freed[proc]
                 for c in group:
                     pstate[c] = idle
                 changed.update(group)
@@ -487,6 +493,7 @@ class CorePool:
                     episodes.ends[open_episode.pop(proc)] = now
                     if log:
                         self.over_ends(now, proc)
+        self.free_count += count
 
     def _settle(self, touched: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` on cores grouped by processor, each taken or freed since the last
@@ -562,10 +569,9 @@ class CorePool:
         # of a processor or node once, and the cores are grouped by processor for the settle
         # (a job's cores come in runs per processor). The processors' demands are not updated
         # here: the settle sums them again from the per-core values.
-        core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
+        core_proc, proc_node = self.core_proc, self.proc_node
         core_job = self.core_job
         core_mem, core_bw = self.core_mem, self.core_bw
-        proc_busy = self.proc_busy
         node_busy, node_free_mem, node_capacity = (
             self.node_busy,
             self.node_free_mem,
@@ -587,7 +593,6 @@ class CorePool:
         last_proc = -1
         node = -1
         group: list[int] = []
-        count = 0
         # The node of the current run in locals (busy cores, free memory, capacity, whether
         # its memory changed), written back when the run moves to another node and at the end.
         left, free_mem, capacity, gained = 0, 0.0, 0.0, False
@@ -631,13 +636,8 @@ class CorePool:
             node_free_mem[node] = free_mem
             if gained:
                 mem_nodes[node] = None
-        for proc, group in touched.items():
-            proc_busy[proc] -= len(group)
-            count += len(group)
-            free = proc_free[proc]
-            free += group  # one extend per processor instead of an append per core
-            free.sort()  # what insort per core gives: one processor's cores, sorted
-        self.free_count += count
+        # The processors' busy counts and free lists are updated by the settle, in its loop
+        # over them (no listener reads them).
         for listener in self.gain_listeners:
             listener.update(touched)
         for listener in self.node_change_listeners:

@@ -383,7 +383,13 @@ class CorePool:
             if proc_busy[proc] == len(group):  # wholly free until now: the sum is kept
                 demand = proc_demand[proc]
             else:
-                proc_demand[proc] = demand = _core_order_sum(proc_cores[proc], core_bw)
+                members = proc_cores[proc]
+                if len(members) == 4:  # RICC's processors: _core_order_sum, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = _core_order_sum(members, core_bw)
+                proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
             if idle_state[proc] != P2:  # a core is busy: the idle state is P2

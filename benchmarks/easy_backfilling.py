@@ -228,7 +228,8 @@ def bench(
             )
             clock = SchedulerClock(sched) if breakdown and sched is not None else None
             counter = WorkCounter(manager, sched) if questions else None
-            engine = Engine(sim_platform, workload)
+            # Outputs only, as hdeeprm-launch's classic runs: no per-host energies.
+            engine = Engine(sim_platform, workload, host_energies=False)
             profiler = cProfile.Profile() if profile else None
             if profiler:
                 profiler.enable()

@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/engine_recorded.py record CASE FILE [--nb-jobs N]
-    python benchmarks/engine_recorded.py replay FILE [--rounds R]
+    python benchmarks/engine_recorded.py replay FILE [--rounds R] [--compare ROOT]
+        [--no-host-energies]
 
 ``record`` runs CASE with hdeeprm's workload manager and saves, for every message, the
 decisions it answered (gzip JSON lines; job ids, host ids and P-states only). ``replay``
@@ -14,7 +15,9 @@ of each round and a fingerprint of the results (makespan, energy, SHA-256 of eve
 state, start, finish and energy, and of the host energies): two versions of the engine replaying
 the same file must print the same fingerprint, and their CPU times compare the engines alone,
 without the decision system's share (which moves by more than the engine's whole cost between
-runs on a loaded machine).
+runs on a loaded machine). ``--no-host-energies`` builds the engines without per-host energies
+(``Engine(..., host_energies=False)``, as the benchmarks that only write outputs do; an engine
+without that option keeps them) and leaves them out of the fingerprint.
 
 Cases:
 
@@ -41,6 +44,7 @@ import struct
 import sys
 import tempfile
 import time
+from inspect import signature
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -128,7 +132,8 @@ def encode(decision: Decision) -> list[Any]:
     """A decision as JSON: its kind's letter, then its fields."""
     kind = type(decision)
     if kind is ExecuteJob:
-        return ["E", decision.job_id, list(decision.alloc), list(decision.gpus)]  # type: ignore[union-attr]
+        alloc = decision.alloc  # type: ignore[union-attr]
+        return ["E", decision.job_id, list(alloc), list(decision.gpus), type(alloc) is HostIds]  # type: ignore[union-attr]
     if kind is SetResourceState:
         hosts = decision.resources  # type: ignore[union-attr]
         return ["S", list(hosts), decision.state, type(hosts) is HostIds]  # type: ignore[union-attr]
@@ -146,7 +151,9 @@ def decode(row: list[Any], events: ModuleType) -> Decision:
     engine tells decisions apart by their exact type)."""
     kind = row[0]
     if kind == "E":
-        return events.ExecuteJob(row[1], tuple(row[2]), tuple(row[3]))  # type: ignore[no-any-return]
+        # HostIds as the workload manager sent them (recordings without the flag: tuples)
+        alloc = events.HostIds(row[2]) if len(row) > 4 and row[4] else tuple(row[2])
+        return events.ExecuteJob(row[1], alloc, tuple(row[3]))  # type: ignore[no-any-return]
     if kind == "S":
         hosts = events.HostIds(row[1]) if row[3] else tuple(row[1])
         return events.SetResourceState(hosts, row[2])  # type: ignore[no-any-return]
@@ -184,8 +191,9 @@ def record(case: str, path: Path, nb_jobs: int | None) -> None:
     print(f"fingerprint {fingerprint(engine)}")
 
 
-def fingerprint(engine: Engine) -> str:
-    """Makespan, energy and a digest of every job's and host's figures (bit for bit)."""
+def fingerprint(engine: Engine, hosts: bool = True) -> str:
+    """Makespan, energy and a digest of every job's and (``hosts``) host's figures (bit for
+    bit)."""
     digest = hashlib.sha256()
     for job in engine.finished_jobs:
         digest.update(job.id.encode())
@@ -194,7 +202,8 @@ def fingerprint(engine: Engine) -> str:
             struct.pack("<3d", job.start_time or -1.0, job.finish_time or -1.0, job.energy)
         )
         digest.update(struct.pack(f"<{len(job.alloc)}i", *job.alloc))
-    digest.update(struct.pack(f"<{engine.nb_hosts}d", *engine.host_energy()))
+    if hosts:
+        digest.update(struct.pack(f"<{engine.nb_hosts}d", *engine.host_energy()))
     for row in engine.energy_trace:
         digest.update(struct.pack("<2d", row[0], row[1]) + row[2].encode())
         digest.update(struct.pack("<d", row[3]))
@@ -231,9 +240,12 @@ def load_answers(path: Path) -> tuple[dict[str, Any], list[list[Any]]]:
         return meta, [json.loads(line) for line in source]
 
 
-def replay(path: Path, rounds: int, compare: Path | None = None) -> None:
+def replay(
+    path: Path, rounds: int, compare: Path | None = None, host_energies: bool = True
+) -> None:
     """Time the engine alone on the recorded answers; with ``compare``, alternate rounds
-    with the engine of that checkout in this same process (same machine, same moment)."""
+    with the engine of that checkout in this same process (same machine, same moment);
+    without ``host_energies``, engines that have the option do not keep per-host energies."""
     meta, rows = load_answers(path)
     case = meta["case"]
     _, sim_platform, workload = build(case, meta["nb_jobs"])
@@ -252,9 +264,10 @@ def replay(path: Path, rounds: int, compare: Path | None = None) -> None:
     prints: dict[str, str] = {}
     for number in range(1, rounds + 1):
         for name, module in versions.items():
-            engine = module.Engine(
-                sim_platform, [workload], trace=trace, state_change_events=events
-            )
+            options: dict[str, Any] = {"trace": trace, "state_change_events": events}
+            if not host_energies and "host_energies" in signature(module.Engine).parameters:
+                options["host_energies"] = False
+            engine = module.Engine(sim_platform, [workload], **options)
             proceed = engine.proceed
             with young_collections_only():  # as hdeeprm.simulation.run does
                 tick = time.process_time()
@@ -265,7 +278,7 @@ def replay(path: Path, rounds: int, compare: Path | None = None) -> None:
             times[name].append(cpu)
             print(f"round {number} {name}: engine CPU {cpu:.3f} s")
             if number == rounds:
-                prints[name] = fingerprint(engine)
+                prints[name] = fingerprint(engine, hosts=host_energies)
             del engine, proceed
     for name, cpus in times.items():
         ordered = sorted(cpus)
@@ -294,13 +307,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="root of another checkout: alternate rounds with its engine, in this process",
     )
+    rep.add_argument(
+        "--no-host-energies",
+        action="store_true",
+        help="engines without per-host energies (where the engine has the option)",
+    )
     args = parser.parse_args(argv)
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     if args.command == "record":
         nb_jobs = args.nb_jobs if args.nb_jobs is not None else CASES[args.case][6]
         record(args.case, args.file, nb_jobs)
     else:
-        replay(args.file, args.rounds, args.compare)
+        replay(args.file, args.rounds, args.compare, not args.no_host_energies)
     return 0
 
 

@@ -117,7 +117,8 @@ def child(
         # Full collections suspended from the engine's build to the last output row, as in
         # hdeeprm-launch's run_classic.
         with young_collections_only():
-            engine = Engine(sim_platform, workload, trace=True)
+            # Outputs only, as hdeeprm-launch's classic runs: no per-host energies.
+            engine = Engine(sim_platform, workload, trace=True, host_energies=False)
             deciding = run(engine, manager)
             t2 = time.perf_counter()
             c2 = time.process_time()

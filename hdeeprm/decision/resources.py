@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hdeeprm.decision.oversubscription import OverSubscriptionRecord
+from hdeeprm.decision.oversubscription import _OPEN, OverSubscriptionRecord
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import (
     INITIAL_PSTATE,
@@ -52,6 +52,23 @@ INSIGHTS = logging.getLogger("hdeeprm.insights")
 BW_REL_TOL = 1e-9
 #: Absolute tolerance (MB) when checking that a task's memory fits in a node's free memory.
 MEM_TOL = 1e-6
+
+
+def _core_order_sum(members: list[int], core_bw: list[float]) -> float:
+    """A processor's bandwidth demand: its cores' bandwidths summed in core order from 0.0
+    (a free core's is 0.0, which leaves a sum unchanged, so no core is tested for being
+    busy); 4- and 6-core processors (RICC's, most of Gaia's) unrolled, the same order."""
+    size = len(members)
+    if size == 4:
+        a, b, c, d = members
+        return 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+    if size == 6:
+        a, b, c, d, e, f = members
+        return (0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d] + core_bw[e]) + core_bw[f]
+    demand = 0.0
+    for core in members:
+        demand += core_bw[core]
+    return demand
 
 
 class CorePool:
@@ -338,22 +355,155 @@ class CorePool:
                 touched[proc] = [c]
             else:
                 group.append(c)
-        self._settle(touched, now, None)
+        self._settle(touched, now)
 
     def settle_taken(self, taken: dict[int, list[int]], now: float) -> None:
         """:meth:`settle` for cores just taken, given by processor (``taken[proc]``: the cores
-        taken from ``proc`` since the last settle), so they are not grouped again: an
-        allocation that goes processor by processor already has them so."""
-        self._settle(taken, now, True)
+        taken from ``proc`` since the last settle, by one :meth:`take_run`, never none), so
+        they are not grouped again: an allocation that goes processor by processor already
+        has them so.
 
-    def _settle(self, touched: dict[int, list[int]], now: float, busy: bool | None) -> None:
-        """:meth:`settle` on cores grouped by processor; ``busy``: every touched core was just
-        taken (``True``) or just freed (``False``), ``None``: either.
+        A processor whose busy cores are all in its group was wholly free: its demand is
+        already the settled sum and is not summed again (``take_run`` summed it from the 0.0
+        of its last settle, lowest cores first, which is the sum in core order bit for bit:
+        each free core adds +0.0, which leaves a sum unchanged). A core just taken was free
+        and settled, so idle (P2 or P3): it differs from its processor's running state (P0
+        or P1) and is switched without a comparison. When the running state changed, the
+        loop over the busy cores switches the taken ones."""
+        procs = sorted(taken) if len(taken) > 1 else list(taken)
+        core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
+        run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        log: bool | None = None
+        for listener in self.demand_listeners:
+            listener.update(procs)
+        for proc in procs:
+            group = taken[proc]
+            if proc_busy[proc] == len(group):  # wholly free until now: the sum is kept
+                demand = proc_demand[proc]
+            else:
+                members = proc_cores[proc]
+                if len(members) == 4:  # RICC's processors: _core_order_sum, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = _core_order_sum(members, core_bw)
+                proc_demand[proc] = demand
+            over = demand > bw_limit[proc]
+            running = P1 if over else P0
+            if idle_state[proc] != P2:  # a core is busy: the idle state is P2
+                # Every free core was in the old idle state.
+                idle_state[proc] = P2
+                free = proc_free[proc]
+                if free:  # none when a job took the whole processor
+                    for c in free:
+                        pstate[c] = P2
+                    changed.update(free)
+            if running != run_state[proc]:
+                run_state[proc] = running
+                for c in proc_cores[proc]:  # the taken cores among them
+                    if core_job[c] is not None and pstate[c] != running:
+                        pstate[c] = running
+                        changed.add(c)
+            else:
+                for c in group:
+                    pstate[c] = running
+                changed.update(group)
+            if over != over_now[proc]:  # an episode opens or closes (RICC: millions)
+                over_now[proc] = over
+                if log is None:  # asked once per settle, only when an episode changes
+                    log = INSIGHTS.isEnabledFor(logging.WARNING)
+                    episodes = self.episodes  # OverSubscriptionRecord.open/close, inlined
+                    open_episode = self._open_episode
+                if over:
+                    open_episode[proc] = len(episodes.ends)
+                    episodes.procs.append(proc)
+                    episodes.starts.append(now)
+                    episodes.ends.append(_OPEN)
+                    if log:
+                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+                else:
+                    episodes.ends[open_episode.pop(proc)] = now
+                    if log:
+                        self.over_ends(now, proc)
 
-        A core just taken was free and settled before, so idle (P2 or P3): it differs from its
-        processor's running state (P0 or P1) and is switched without a comparison; a core just
-        freed was running, likewise. When the idle (running) state of the processor changed,
-        the loop over its free (busy) cores already switched the touched ones."""
+    def _settle_freed(self, freed: dict[int, list[int]], now: float) -> None:
+        """The end of :meth:`release`: the cores just freed, by processor, go back to their
+        processors' free lists and busy counts, then are settled (:meth:`settle`). A core just
+        freed was running, so it differs from its processor's idle state and is switched
+        without a comparison; when the idle state changed, the loop over the free cores
+        switches the freed ones."""
+        procs = sorted(freed) if len(freed) > 1 else list(freed)
+        core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
+        proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
+        bw_limit, over_now = self._bw_limit, self._over
+        run_state, idle_state, proc_free = self._run_state, self._idle_state, self.proc_free
+        log: bool | None = None
+        count = 0
+        for listener in self.demand_listeners:
+            listener.update(procs)
+        for proc in procs:
+            group = freed[proc]
+            n = len(group)
+            count += n
+            proc_busy[proc] = busy_now = proc_busy[proc] - n
+            free = proc_free[proc]
+            free += group  # one extend per processor instead of an append per core
+            free.sort()  # what insort per core gives: one processor's cores, sorted
+            if busy_now:
+                members = proc_cores[proc]
+                if len(members) == 4:  # RICC's processors: _core_order_sum, unrolled
+                    a, b, c, d = members
+                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
+                else:
+                    demand = _core_order_sum(members, core_bw)
+                idle = P2
+            else:  # every core is free, with 0.0: the sum is 0.0
+                demand = 0.0
+                idle = P3
+            proc_demand[proc] = demand
+            over = demand > bw_limit[proc]
+            if idle != idle_state[proc]:
+                # Every free core was in the old idle state, or running until just now.
+                idle_state[proc] = idle
+                for c in free:
+                    pstate[c] = idle
+                changed.update(free)
+            else:
+                for c in group:
+                    pstate[c] = idle
+                changed.update(group)
+            running = P1 if over else P0
+            if running != run_state[proc]:
+                run_state[proc] = running
+                if busy_now:
+                    for c in proc_cores[proc]:
+                        if core_job[c] is not None and pstate[c] != running:
+                            pstate[c] = running
+                            changed.add(c)
+            if over != over_now[proc]:  # an episode opens or closes (RICC: millions)
+                over_now[proc] = over
+                if log is None:  # asked once per settle, only when an episode changes
+                    log = INSIGHTS.isEnabledFor(logging.WARNING)
+                    episodes = self.episodes  # OverSubscriptionRecord.open/close, inlined
+                    open_episode = self._open_episode
+                if over:
+                    open_episode[proc] = len(episodes.ends)
+                    episodes.procs.append(proc)
+                    episodes.starts.append(now)
+                    episodes.ends.append(_OPEN)
+                    if log:
+                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+                else:
+                    episodes.ends[open_episode.pop(proc)] = now
+                    if log:
+                        self.over_ends(now, proc)
+        self.free_count += count
+
+    def _settle(self, touched: dict[int, list[int]], now: float) -> None:
+        """:meth:`settle` on cores grouped by processor, each taken or freed since the last
+        settle."""
         procs = sorted(touched) if len(touched) > 1 else list(touched)
         core_job, core_bw, pstate, changed = self.core_job, self.core_bw, self.pstate, self._changed
         proc_cores, proc_demand, proc_busy = self.proc_cores, self.proc_demand, self.proc_busy
@@ -364,19 +514,7 @@ class CorePool:
         for proc in procs:
             members = proc_cores[proc]
             if proc_busy[proc]:
-                size = len(members)
-                if size == 4:  # RICC's processors: the loop below, unrolled
-                    a, b, c, d = members
-                    demand = 0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d]
-                elif size == 6:  # most of Gaia's
-                    a, b, c, d, e, f = members
-                    demand = (
-                        0.0 + core_bw[a] + core_bw[b] + core_bw[c] + core_bw[d] + core_bw[e]
-                    ) + core_bw[f]
-                else:
-                    demand = 0.0
-                    for c in members:
-                        demand += core_bw[c]
+                demand = _core_order_sum(members, core_bw)
                 idle = P2
             else:  # every core is free, with 0.0: the sum is 0.0
                 demand = 0.0
@@ -384,47 +522,42 @@ class CorePool:
             proc_demand[proc] = demand
             over = demand > bw_limit[proc]
             running = P1 if over else P0
-            group = touched[proc]
             if idle != idle_state[proc]:
                 # Every free core was in the old idle state, or running until just now.
                 idle_state[proc] = idle
                 free = proc_free[proc]
-                if free:  # none when a job took the whole processor
+                if free:
                     for c in free:
                         pstate[c] = idle
                     changed.update(free)
-                if busy is False:
-                    group = ()  # the freed cores are free cores: switched above
             if running != run_state[proc]:
                 run_state[proc] = running
                 for c in members:
                     if core_job[c] is not None and pstate[c] != running:
                         pstate[c] = running
                         changed.add(c)
-                if busy:
-                    group = ()  # the taken cores are busy cores: switched above
-            if busy is None:
-                for c in group:
-                    new = idle if core_job[c] is None else running
-                    if new != pstate[c]:
-                        pstate[c] = new
-                        changed.add(c)
-            elif group:
-                new = running if busy else idle
-                for c in group:
+            for c in touched[proc]:
+                new = idle if core_job[c] is None else running
+                if new != pstate[c]:
                     pstate[c] = new
-                changed.update(group)
-            if over != over_now[proc]:  # rare: the logger is asked only then
-                over_now[proc] = over
-                log = INSIGHTS.isEnabledFor(logging.WARNING)
-                if over:
-                    self._open_episode[proc] = self.episodes.open(proc, now)
-                    if log:
-                        self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
-                else:
-                    self.episodes.close(self._open_episode.pop(proc), now)
-                    if log:
-                        self.over_ends(now, proc)
+                    changed.add(c)
+            if over != over_now[proc]:
+                self._over_changed(proc, over, demand, now)
+
+    def _over_changed(self, proc: int, over: bool, demand: float, now: float) -> None:
+        """``proc`` starts (``over``) or stops being over-subscribed at ``now``: its episode
+        opens or closes (the logger is asked only then). Inlined in :meth:`settle_taken` and
+        :meth:`_settle_freed` (RICC with EASY opens millions of episodes)."""
+        self._over[proc] = over
+        log = INSIGHTS.isEnabledFor(logging.WARNING)
+        if over:
+            self._open_episode[proc] = self.episodes.open(proc, now)
+            if log:
+                self.over_starts(now, proc, demand, self.proc_mem_bw[proc])
+        else:
+            self.episodes.close(self._open_episode.pop(proc), now)
+            if log:
+                self.over_ends(now, proc)
 
     def close_episodes(self, now: float) -> None:
         """End every open over-subscription episode at ``now`` (simulation end) and log the
@@ -442,10 +575,9 @@ class CorePool:
         # of a processor or node once, and the cores are grouped by processor for the settle
         # (a job's cores come in runs per processor). The processors' demands are not updated
         # here: the settle sums them again from the per-core values.
-        core_proc, proc_node, proc_free = self.core_proc, self.proc_node, self.proc_free
+        core_proc, proc_node = self.core_proc, self.proc_node
         core_job = self.core_job
         core_mem, core_bw = self.core_mem, self.core_bw
-        proc_busy = self.proc_busy
         node_busy, node_free_mem, node_capacity = (
             self.node_busy,
             self.node_free_mem,
@@ -467,13 +599,24 @@ class CorePool:
         last_proc = -1
         node = -1
         group: list[int] = []
-        count = 0
+        # The node of the current run in locals (busy cores, free memory, capacity, whether
+        # its memory changed), written back when the run moves to another node and at the end.
+        left, free_mem, capacity, gained = 0, 0.0, 0.0, False
         for core in cores:
             proc = core_proc[core]
             if proc != last_proc:  # a job's cores come in runs per processor
                 last_proc = proc
-                node = proc_node[proc]
-                nodes[node] = None
+                next_node = proc_node[proc]
+                if next_node != node:
+                    if node >= 0:
+                        node_busy[node] = left
+                        node_free_mem[node] = free_mem
+                        if gained:
+                            mem_nodes[node] = None
+                    node = next_node
+                    nodes[node] = None
+                    left, free_mem = node_busy[node], node_free_mem[node]
+                    capacity, gained = node_capacity[node], False
                 group = touched.get(proc)  # type: ignore[assignment]
                 if group is None:
                     group = touched[proc] = []
@@ -482,21 +625,25 @@ class CorePool:
             mem = core_mem[core]
             core_mem[core] = 0.0
             core_bw[core] = 0.0
-            left = node_busy[node] - 1
+            # The node's free memory gains the core's, or is its exact capacity once the node
+            # is idle (whatever rounding the sums left); it changed when the core had memory
+            # (a sum with +0.0 or -0.0 is the same number) or the capacity differs from it.
+            left -= 1
+            if left:
+                free_mem += mem
+            else:
+                if capacity != free_mem:
+                    gained = True
+                free_mem = capacity
+            if mem:
+                gained = True
+        if node >= 0:
             node_busy[node] = left
-            before = node_free_mem[node]
-            # an idle node gets its exact capacity, whatever rounding the sums left
-            after = before + mem if left else node_capacity[node]
-            node_free_mem[node] = after
-            if mem or after != before:
+            node_free_mem[node] = free_mem
+            if gained:
                 mem_nodes[node] = None
-        for proc, group in touched.items():
-            proc_busy[proc] -= len(group)
-            count += len(group)
-            free = proc_free[proc]
-            free += group  # one extend per processor instead of an append per core
-            free.sort()  # what insort per core gives: one processor's cores, sorted
-        self.free_count += count
+        # The processors' busy counts and free lists are updated by the settle, in its loop
+        # over them (no listener reads them).
         for listener in self.gain_listeners:
             listener.update(touched)
         for listener in self.node_change_listeners:
@@ -506,7 +653,7 @@ class CorePool:
             for listener in self.node_gain_listeners:
                 for node in mem_nodes:
                     listener.update(node_procs[node])
-        self._settle(touched, now, False)
+        self._settle_freed(touched, now)
 
     def drain(self) -> list[SetResourceState]:
         """Net P-state changes since the last drain, one decision per target state.

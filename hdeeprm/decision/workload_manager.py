@@ -47,7 +47,14 @@ from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.engine import SimJob
-from hdeeprm.simulation.events import CallMeLater, Decision, ExecuteJob, Message, RejectJob
+from hdeeprm.simulation.events import (
+    CallMeLater,
+    Decision,
+    ExecuteJob,
+    HostIds,
+    Message,
+    RejectJob,
+)
 
 LOG = logging.getLogger("hdeeprm.decision")
 
@@ -667,8 +674,10 @@ class WorkloadManager:
             self._announce(started)
         # P-states first, so every host already runs at its new speed when its job starts.
         decisions.extend(self.pool.drain())
+        # Host ids sorted here, once, as HostIds: the engine then neither re-checks their types
+        # nor sorts them (job.alloc keeps the pick order, which releases follow).
         for job in started:
-            decisions.append(ExecuteJob(job.id, job.alloc, job.gpu_alloc))
+            decisions.append(ExecuteJob(job.id, HostIds(sorted(job.alloc)), job.gpu_alloc))
         if INSIGHTS.isEnabledFor(logging.INFO):
             INSIGHTS.info(
                 "t=%.6f decision: queue=%d action=%s started=%s",

@@ -263,6 +263,7 @@ def run_classic(
             inputs.workload,
             service_time=service_time,
             state_change_events=wants_state_changes(manager),
+            host_energies=False,  # no output reads them: not kept (the engine is not returned)
         )
         with insights_log(out, inputs.options.log_level):
             wall = drive(engine, manager, len(inputs.workload.jobs), progress=progress)

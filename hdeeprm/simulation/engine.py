@@ -314,6 +314,11 @@ class Engine:
             embedded decision system that ignores them (the Gymnasium environment): that
             round trip costs a message per switch and tells it nothing. Messages then differ
             only by those events; states, times, energies and outputs are the same.
+        host_energies: keep each host's energy (:meth:`host_energy`). No output file reads
+            them (the total energy, the jobs' energies and every ``out_*.csv`` are kept
+            either way, bit for bit): a run that only writes outputs switches them off and
+            saves a closing per host at every start, end and P-state switch (about 26
+            million on the whole RICC trace with EASY).
     """
 
     def __init__(
@@ -325,6 +330,7 @@ class Engine:
         strict_allocation_size: bool = False,
         service_time: ServiceTimeModel | None = None,
         state_change_events: bool = True,
+        host_energies: bool = True,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -364,6 +370,7 @@ class Engine:
         #: lists built on first use (one index per figure in a switch instead of two).
         self._state_tables: dict[int, tuple[list[float], list[float], list[float]]] = {}
         self._host_job: list[SimJob | None] = [None] * self._n
+        self._host_energies = host_energies
         self._host_energy = [0.0] * self._n
         self._host_since = [0.0] * self._n
         self._state_since = [0.0] * self._n
@@ -485,6 +492,11 @@ class Engine:
 
     def host_energy(self) -> list[float]:
         """Energy consumed by each host from time 0 to ``now`` (J), by resource id."""
+        if not self._host_energies:
+            raise SimulationError(
+                "per-host energies are not kept by this engine: build it with "
+                "Engine(..., host_energies=True) (the default) to read host_energy()"
+            )
         now = self._now
         return [
             e
@@ -794,12 +806,17 @@ class Engine:
                 f"EXECUTE_JOB: job {job.id!r} is {job.state}; only a submitted job that has "
                 "not started yet can be executed"
             )
-        alloc = _host_ids(decision.alloc, "EXECUTE_JOB")
+        alloc = decision.alloc
+        if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
+            hosts = alloc
+        else:
+            alloc = _host_ids(alloc, "EXECUTE_JOB")
+            # Batsim allocations are sets (interval sets on the wire): ascending ids, so that
+            # the float sums over a job's hosts do not depend on the order a decision listed
+            # them in.
+            hosts = tuple(sorted(alloc))
         if not alloc:
             raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
-        # Batsim allocations are sets (interval sets on the wire): ascending ids, so that the
-        # float sums over a job's hosts do not depend on the order a decision listed them in.
-        hosts = tuple(sorted(alloc))
         host_job = self._host_job
         n = self._n
         # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
@@ -816,7 +833,7 @@ class Engine:
                     raise SimulationError(
                         f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
                     )
-        if len(set(hosts)) != len(hosts):
+        if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict
@@ -855,20 +872,29 @@ class Engine:
         full_sum = 0.0
         delta = 0.0
         idle_closed = 0.0
-        for host in alloc:
-            host_job[host] = job
-            idle = cur_idle[host]
-            full = cur_full[host]
-            since = host_since[host]
-            # A host switched at this very instant (a decision system sets a job's P-states
-            # just before starting it) has nothing to add: idle x 0.0 adds +0.0, a no-op.
-            if since != now:
-                host_energy[host] += idle * (now - since)
-                host_since[host] = now
-            idle_closed += now - state_since[host]
-            state_since[host] = now
-            full_sum += full
-            delta += full - idle
+        if self._host_energies:
+            for host in alloc:
+                host_job[host] = job
+                idle = cur_idle[host]
+                full = cur_full[host]
+                since = host_since[host]
+                # A host switched at this very instant (a decision system sets a job's
+                # P-states just before starting it) has nothing to add: idle x 0.0 adds +0.0.
+                if since != now:
+                    host_energy[host] += idle * (now - since)
+                    host_since[host] = now
+                idle_closed += now - state_since[host]
+                state_since[host] = now
+                full_sum += full
+                delta += full - idle
+        else:  # the same sums, without the per-host energies
+            for host in alloc:
+                host_job[host] = job
+                full = cur_full[host]
+                idle_closed += now - state_since[host]
+                state_since[host] = now
+                full_sum += full
+                delta += full - cur_idle[host]
         self._power += delta
         self.time_idle += idle_closed
         self._nb_computing += len(alloc)
@@ -962,14 +988,21 @@ class Engine:
         if job.gpus:
             for gpu in job.gpus:
                 del self._gpu_job[gpu]
-        for host in job.alloc:
-            host_job[host] = None
-            full = cur_full[host]
-            host_energy[host] += full * (now - host_since[host])
-            host_since[host] = now
-            busy_closed += busy
-            state_since[host] = now
-            delta += full - cur_idle[host]
+        if self._host_energies:
+            for host in job.alloc:
+                host_job[host] = None
+                full = cur_full[host]
+                host_energy[host] += full * (now - host_since[host])
+                host_since[host] = now
+                busy_closed += busy
+                state_since[host] = now
+                delta += full - cur_idle[host]
+        else:  # the same sums, without the per-host energies
+            for host in job.alloc:
+                host_job[host] = None
+                busy_closed += busy
+                state_since[host] = now
+                delta += cur_full[host] - cur_idle[host]
         self._power -= delta
         self.time_computing += busy_closed
         self._nb_computing -= len(job.alloc)
@@ -1101,11 +1134,13 @@ class Engine:
         cur_full = self._cur_full
         host_energy = self._host_energy
         host_since = self._host_since
+        keep = self._host_energies
         dirty = self._dirty
         d_power = 0.0
         d_wattmin = 0.0
         # The float operations of one host at a time, in host order (results bit for bit).
-        # Without a trace nothing reads wattmin (only the energy rows do): not summed.
+        # Without a trace nothing reads wattmin (only the energy rows do): not summed; without
+        # per-host energies (keep), nothing is closed per host.
         for host in hosts:
             old_idle = cur_idle[host]
             new_idle = idle_s[host]
@@ -1113,9 +1148,11 @@ class Engine:
             if job is None:
                 # An idle host: power and wattmin both change by its idle watts. One that
                 # changed at this very instant (its job just ended) adds idle x 0.0 = +0.0.
-                since = host_since[host]
-                if since != now:
-                    host_energy[host] += old_idle * (now - since)
+                if keep:
+                    since = host_since[host]
+                    if since != now:
+                        host_energy[host] += old_idle * (now - since)
+                    host_since[host] = now
                 change = new_idle - old_idle
                 d_power += change
                 if trace:
@@ -1149,12 +1186,13 @@ class Engine:
                         elif old_speed <= slowest:
                             slowest = _RESCAN
                     dirty[job] = slowest
-                host_energy[host] += old_p * (now - host_since[host])
+                if keep:
+                    host_energy[host] += old_p * (now - host_since[host])
+                    host_since[host] = now
                 d_power += new_full - old_p
                 if trace:
                     d_wattmin += new_idle - old_idle
                 cur_full[host] = new_full
-            host_since[host] = now
             pstate[host] = state
             cur_speed[host] = speed_s[host]
             cur_idle[host] = new_idle

@@ -81,7 +81,8 @@ class ExecuteJob:
     A ``parallel_homogeneous`` job runs one task per host in ``alloc``. Every host must be free
     and exist. ``len(alloc)`` may differ from the job's requested ``res`` (real Batsim only
     allows that for ``parallel_homogeneous_total`` or with a custom mapping; build the engine
-    with ``strict_allocation_size=True`` to get Batsim's check).
+    with ``strict_allocation_size=True`` to get Batsim's check). A :class:`HostIds`
+    ``alloc`` promises ascending ints without duplicates and spares the engine its checks.
     """
 
     job_id: str
@@ -93,8 +94,9 @@ class ExecuteJob:
 
 class HostIds(tuple[int, ...]):
     """A tuple of host ids that its maker guarantees to be Python ints in strictly
-    ascending order (the decision system's core pool builds its P-state decisions so): the
-    engine then skips re-checking their types and sorting them. Anything else is checked."""
+    ascending order (the decision system builds its P-state decisions and its allocations
+    so): the engine then skips re-checking their types, sorting them and looking for
+    duplicates. Anything else is checked."""
 
     __slots__ = ()
 

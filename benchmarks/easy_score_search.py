@@ -48,7 +48,12 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.orderings import SCORE_FEATURES, score_name
 from hdeeprm.training import evaluate as ev
-from hdeeprm.training.score_search import CEMConfig, cem_search
+from hdeeprm.training.score_search import (
+    CEMConfig,
+    add_cem_arguments,
+    cem_config_from,
+    cem_search,
+)
 
 #: ``SPF``'s weights (the same order: requested times are at least 1 s).
 SPF_WEIGHTS = (1.0, 0.0, 0.0)
@@ -104,10 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="CEM's draws and training windows")
     parser.add_argument("--data-seed", type=int, default=1, help="the options' seed")
     parser.add_argument("--train-windows", type=int, default=16)
-    parser.add_argument("--iterations", type=int, default=8)
-    parser.add_argument("--population", type=int, default=12)
-    parser.add_argument("--elite", type=int, default=3)
-    parser.add_argument("--init-std", type=float, default=0.5)
+    add_cem_arguments(parser, iterations=8, population=12)
     given = parser.add_mutually_exclusive_group()
     given.add_argument(
         "--weights", type=float, nargs=len(SCORE_FEATURES), help="play these, no search"
@@ -135,16 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--weights: {exc}")
     if args.train_windows < 1:
         parser.error("--train-windows must be >= 1")
-    try:
-        config = CEMConfig(
-            iterations=args.iterations,
-            population=args.population,
-            elite=args.elite,
-            init_std=args.init_std,
-            seed=args.seed,
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
+    config = cem_config_from(args, parser)
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     args.out.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:  # the run's platform and workload files

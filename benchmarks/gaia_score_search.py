@@ -49,7 +49,13 @@ from hdeeprm.environment.job_pickers import SCORE_FEATURES, ScorePicker
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
-from hdeeprm.training.score_search import CEMConfig, cem_search, windows_objective
+from hdeeprm.training.score_search import (
+    CEMConfig,
+    add_cem_arguments,
+    cem_config_from,
+    cem_search,
+    windows_objective,
+)
 
 #: ``SQF``'s weights: rank by requested cores alone (the pair ``smallest-high_gflops``).
 SQF_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)
@@ -107,10 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="CEM's draws and training windows")
     parser.add_argument("--data-seed", type=int, default=1, help="the trace's conversion")
     parser.add_argument("--train-windows", type=int, default=12)
-    parser.add_argument("--iterations", type=int, default=6)
-    parser.add_argument("--population", type=int, default=10)
-    parser.add_argument("--elite", type=int, default=3)
-    parser.add_argument("--init-std", type=float, default=0.5)
+    add_cem_arguments(parser)
     parser.add_argument("--pair", default="smallest-high_gflops")
     parser.add_argument("--pickers", default=PICKERS, help="comma-separated, or 'none'")
     parser.add_argument(
@@ -152,16 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--load {args.load}: not a weights.json of this script ({exc})")
     if args.train_windows < 1:
         parser.error("--train-windows must be >= 1")
-    try:
-        config = CEMConfig(
-            iterations=args.iterations,
-            population=args.population,
-            elite=args.elite,
-            init_std=args.init_std,
-            seed=args.seed,
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
+    config = cem_config_from(args, parser)
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     args.out.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:  # the run's platform and workload files

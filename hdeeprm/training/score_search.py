@@ -20,6 +20,7 @@ Two choices keep it honest and reproducible:
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,33 @@ class CEMResult:
     start_value: float
     history: list[dict[str, float]] = field(default_factory=list)
     evaluations: int = 0
+
+
+def add_cem_arguments(
+    parser: argparse.ArgumentParser, *, iterations: int = 6, population: int = 10
+) -> None:
+    """Add ``--iterations``, ``--population``, ``--elite`` and ``--init-std`` (a search
+    script's CEM settings; the seed is the script's ``--seed``)."""
+    parser.add_argument("--iterations", type=int, default=iterations)
+    parser.add_argument("--population", type=int, default=population)
+    parser.add_argument("--elite", type=int, default=CEMConfig.elite)
+    parser.add_argument("--init-std", type=float, default=CEMConfig.init_std)
+
+
+def cem_config_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> CEMConfig:
+    """The :class:`CEMConfig` of :func:`add_cem_arguments`' options and ``args.seed``; a bad
+    value is a usage error naming it (``parser.error``)."""
+    try:
+        return CEMConfig(
+            iterations=args.iterations,
+            population=args.population,
+            elite=args.elite,
+            init_std=args.init_std,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+        raise  # parser.error exits; kept for type checkers
 
 
 def cem_search(

@@ -127,14 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.load is not None:
         try:
             args.weights = [float(x) for x in json.loads(args.load.read_text())["weights"]]
-            score_name(args.weights)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             parser.error(f"--load {args.load}: not a weights.json of this script ({exc})")
-    if args.weights is not None:
+    if args.weights is not None:  # given or loaded: three finite numbers
         try:
             score_name(args.weights)
         except ValueError as exc:
-            parser.error(f"--weights: {exc}")
+            parser.error(f"{'--load' if args.load else '--weights'}: {exc}")
     if args.train_windows < 1:
         parser.error("--train-windows must be >= 1")
     config = cem_config_from(args, parser)

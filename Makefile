@@ -36,7 +36,7 @@ test: install-test
 	$(PYTHON) -m pytest -q
 
 lint:
-	$(PYTHON) -m ruff check hdeeprm tests benchmarks agent_examples thesis_experiments
+	$(PYTHON) -m ruff check hdeeprm tests benchmarks studies agent_examples thesis_experiments
 	$(PYTHON) -m ruff format --check .
 
 bench: install

@@ -39,8 +39,8 @@ schedulers keep them in sorted lists fed at each submission; *dynamic* ones depe
 and are re-sorted at each decision point that needs them.
 
 **Score orderings**, ``SCORE(a,b,c)``: the key ``a log2(max(p, 1)) + b log2(q) + c s / 3600``
-(``s`` in hours), a linear score whose weights can be learned (``benchmarks/easy_score_search.py``,
-docs/scheduling.md "A learned EASY ordering"). It is static, yet it ages jobs: at any time
+(``s`` in hours), a linear score whose weights can be learned
+(``studies/easy_ordering/``). It is static, yet it ages jobs: at any time
 ``now``, ``c s / 3600 = c now / 3600 - c w / 3600`` and the first term is the same for every
 queued job, so a positive ``c`` lowers a job's key by ``c`` per hour it has waited, relative to
 the others, with no re-sort per decision. Fixed orderings are special cases: ``SCORE(0,0,1)``

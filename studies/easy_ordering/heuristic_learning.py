@@ -1,6 +1,6 @@
 """Learning which EASY ordering to use: the thesis's bandit and PPO against every fixed ordering.
 
-Usage: ``python benchmarks/heuristic_learning.py [--trace SWF] [--platform JSON]
+Usage: ``python -m studies.easy_ordering.heuristic_learning [--trace SWF] [--platform JSON]
 [--window-jobs N] [--train-jobs A B] [--eval-jobs A B] [--train-windows N] [--eval-windows N]
 [--period S|none] [--theta S|none] [--choices P ...] [--timesteps N] [--num-steps N]
 [--bandit-episodes N] [--epsilon E] [--bandit-cost wait bsld] [--noise X] [--no-ppo]
@@ -51,9 +51,9 @@ from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer
+from studies.common import REPO, TRACES
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 PLATFORM = REPO / "platform_examples" / "kth_sp2.json"
 OBJECTIVE = "avg_bounded_slowdown"
 

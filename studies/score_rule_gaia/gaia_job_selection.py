@@ -1,15 +1,15 @@
-"""Job selection on Gaia: a learned job picker beside the best policy pair (issue 12).
+"""Job selection on Gaia: a learned job picker beside the best policy pair.
 
-Usage: ``python benchmarks/gaia_job_selection.py [--mode quick|medium] [--split val|eval]
-[--timesteps N] [--backfill] [--objective avg_job_slowdown|avg_bounded_slowdown] [--seed S]
-[--data-seed S] [--warm-start PICKER] [--out DIR | --load MODEL]``
+Usage: ``python -m studies.score_rule_gaia.gaia_job_selection [--mode quick|medium]
+[--split val|eval] [--timesteps N] [--backfill] [--objective avg_job_slowdown|avg_bounded_slowdown]
+[--seed S] [--data-seed S] [--warm-start PICKER] [--out DIR | --load MODEL]``
 
 The learning benchmark's agents choose a policy pair at each decision
 (``learning_benchmark.py``); the learned schedulers of the literature choose a *job*
-(RLScheduler, CuSH; ``docs/job_selection.md``). This script puts the second kind on the
-first kind's benchmark: the Gaia trace on the thesis platform, the learning benchmark's
-windows (``--mode``), training windows drawn from the training part, and evaluation on either
-the 8 pair-choice windows of the training part (``--split val``, for tuning) or the held-out
+(RLScheduler, CuSH; ``studies/job_selection_lublin/README.md``). This script puts the
+second kind on the first kind's benchmark: the Gaia trace on the thesis platform, the learning
+benchmark's windows (``--mode``), training windows drawn from the training part, and evaluation on
+either the 8 pair-choice windows of the training part (``--split val``, for tuning) or the held-out
 windows (``--split eval``).
 
 The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector (one small
@@ -17,7 +17,7 @@ network scores every visible job alike; ``Q`` = 128 visible jobs) on
 :class:`~hdeeprm.environment.JobSelectionEnv`, each chosen job placed by ``--core-policy``
 (``high_gflops``, the best pair's), rewarded so that an episode's rewards add up to minus
 ``--objective``; with ``--warm-start PICKER`` its job selector first clones that picker's
-decisions on training windows (:mod:`hdeeprm.training.picker_cloning`), so PPO starts from
+decisions on training windows (:mod:`studies.imitation.picker_cloning`), so PPO starts from
 the rule (``SQF`` plays the best pair exactly). Beside it, on the same windows: the policy
 pair ``--pair`` in the pair environment (default ``smallest-high_gflops``, the pair the
 learning benchmark chooses on the training windows) and the heuristic pickers
@@ -35,7 +35,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
@@ -44,8 +43,9 @@ from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
-from hdeeprm.training.picker_cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations
+from studies.ppo_policy_pairs import learning_benchmark as lb
 
 SLOTS = 128
 PICKERS = "FCFS,SJF,SQF,SAF,F1,WFP3,UNICEP"

@@ -23,9 +23,9 @@ environment steps per second; training cost is printed beside it. ``--validate``
 on validation windows drawn (seed 1) from the *training* range instead of the held-out ones:
 tune there, report on the held-out windows.
 
-    python benchmarks/job_selection_benchmark.py --quick     # minutes
-    python benchmarks/job_selection_benchmark.py             # full: longer training, 10 windows
-    python benchmarks/job_selection_benchmark.py --quick --trainer hdeeprm
+    python -m studies.job_selection_lublin.job_selection_benchmark --quick  # minutes
+    python -m studies.job_selection_lublin.job_selection_benchmark  # full: 10 windows, longer
+    python -m studies.job_selection_lublin.job_selection_benchmark --quick --trainer hdeeprm
 
 The traces folder defaults to ``../shared/traces`` beside the repository
 (``HDEEPRM_TRACES`` or ``--traces`` to change it).
@@ -49,8 +49,8 @@ from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
+from studies.common import REPO, TRACES
 
-REPO = Path(__file__).resolve().parents[1]
 TRACE = "lublin_256.swf.gz"
 PLATFORM = REPO / "platform_examples" / "lublin_256.json"
 WINDOW = 1024
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         args.timesteps = 32_768 if args.quick else 400_000
     if args.eval_windows is None:
         args.eval_windows = 4 if args.quick else 10
-    traces = args.traces or Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared/traces"))
+    traces = args.traces or Path(os.environ.get("HDEEPRM_TRACES", TRACES))
     if not (traces / TRACE).is_file():
         print(f"{traces / TRACE} not found: give --traces", file=sys.stderr)
         return 2

@@ -1,14 +1,14 @@
 """A learned EASY queue ordering: a score found by the cross-entropy method, beside every fixed one.
 
-Usage: ``python benchmarks/easy_score_search.py [--seed S] [--train-windows N] [--iterations N]
-[--population N] [--elite N] [--init-std X] [--theta S|none] [--split train|eval]
+Usage: ``python -m studies.easy_ordering.easy_score_search [--seed S] [--train-windows N]
+[--iterations N] [--population N] [--elite N] [--init-std X] [--theta S|none] [--split train|eval]
 [--weights A B C | --load WEIGHTS_JSON] --out NEW_DIR``
 
-The setting of ``benchmarks/heuristic_learning.py`` (docs/scheduling.md "Learning which
-ordering to use"): KTH-SP2 on ``platform_examples/kth_sp2.json`` (100 identical cores, no
-bandwidth slow-down), EASY with requested times, FCFS backfilling and the starvation threshold
-``--theta`` (default 40 h, the thesis's chapter 6), 2,000-job windows, training part jobs
-0-16,000, held-out part jobs 16,000-28,467, AVEbsld (tau = 10 s), lower is better.
+The setting of ``heuristic_learning.py`` (this study's README): KTH-SP2 on
+``platform_examples/kth_sp2.json`` (100 identical cores, no bandwidth slow-down), EASY with
+requested times, FCFS backfilling and the starvation threshold ``--theta`` (default 40 h, the
+thesis's chapter 6), 2,000-job windows, training part jobs 0-16,000, held-out part jobs
+16,000-28,467, AVEbsld (tau = 10 s), lower is better.
 
 1. The primary ordering is the score ordering ``SCORE(a,b,c)``
    (:mod:`hdeeprm.scheduling.orderings`): key ``a log2(p) + b log2(q) + c s/3600``, lowest
@@ -39,7 +39,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import heuristic_learning as hl
 import numpy as np
 
 from hdeeprm._atomic import write_text
@@ -54,6 +53,7 @@ from hdeeprm.training.score_search import (
     cem_config_from,
     cem_search,
 )
+from studies.easy_ordering import heuristic_learning as hl
 
 #: ``SPF``'s weights (the same order: requested times are at least 1 s).
 SPF_WEIGHTS = (1.0, 0.0, 0.0)

@@ -1,6 +1,6 @@
 """CuSH's two-step agent (TwoStepPPO) against the heuristics on held-out CuSH job sets.
 
-Usage: ``python benchmarks/cush_agent.py [--steps N] [--train-sets K] [--sets M]
+Usage: ``python -m studies.cush_two_step.cush_agent [--steps N] [--train-sets K] [--sets M]
 [--seed S] [--save PATH]``. Trains :class:`hdeeprm.training.twostep.TwoStepPPO` (job selector
 + policy selector over ``depth_first`` / ``breadth_first``, service-time model on) for ``N``
 decision steps on job sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds
@@ -22,8 +22,8 @@ from hdeeprm.environment.job_pickers import CUSH_HEURISTICS
 from hdeeprm.experiment.cush import PAPER_TABLE1_SIERRA, CushResult, CushScenario
 from hdeeprm.experiment.cush_agent import CushEnvFactory, play_jobset, prepare_agent_inputs
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
+from studies.common import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0
 EVAL_FIRST = 10_000

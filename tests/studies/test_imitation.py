@@ -9,7 +9,8 @@ import torch
 
 from hdeeprm.errors import InputError
 from hdeeprm.training.ensemble import load_policy
-from hdeeprm.training.imitation import (
+from hdeeprm.training.ppo import PPOTrainer
+from studies.imitation.imitation import (
     CloneConfig,
     Demonstrations,
     accuracy,
@@ -18,7 +19,6 @@ from hdeeprm.training.imitation import (
     head_job_features,
     student_policy,
 )
-from hdeeprm.training.ppo import PPOTrainer
 
 NAMES = ["s-a", "s-b", "s-c"]
 

@@ -14,9 +14,9 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
-from hdeeprm.training.planning import PlanningTeacher, planning_view, requested_profile
-from hdeeprm.training.rollout import RolloutTeacher
 from hdeeprm.workload.model import JobSpec, Profile, Workload
+from studies.imitation.planning import PlanningTeacher, planning_view, requested_profile
+from studies.imitation.rollout import RolloutTeacher
 
 
 def test_requested_profile_by_hand() -> None:

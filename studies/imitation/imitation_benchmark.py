@@ -1,6 +1,6 @@
 """Does imitating a simulation-based teacher pay? The Gaia learning benchmark, by imitation.
 
-Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
+Usage: ``python -m studies.imitation.imitation_benchmark [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation queue|minimal|...]
 [--pair NAME] [--candidates PAIR [PAIR ...]] [--segment N] [--tolerance T] [--teacher-windows N]
 [--teacher-seed S] [--teacher-sampling uniform|load] [--dagger-rounds N] [--biases B [B ...]]
@@ -9,14 +9,14 @@ Usage: ``python benchmarks/imitation_benchmark.py [--mode quick|medium|full]
 [--no-pairs] [--window-jobs N] [--train-jobs START END] [--eval-jobs START END]
 [--train-windows N] [--eval-windows N]``
 
-The same data, platform and split as ``benchmarks/learning_benchmark.py`` (Gaia trace, the
-thesis's 2,280-core Gaia platform; medium mode: 4,000-job windows, training part jobs
-0-15,000, held-out part jobs 15,000-23,000), with a learner that imitates instead of trial and
+The same data, platform and split as ``studies/ppo_policy_pairs/learning_benchmark.py``
+(Gaia trace, the thesis's 2,280-core Gaia platform; medium mode: 4,000-job windows, training part
+jobs 0-15,000, held-out part jobs 15,000-23,000), with a learner that imitates instead of trial and
 error:
 
 1. **The pair** a practitioner would deploy: every pair of the action space plays the 8 fixed
    pair-choice windows of the training part (``--pair`` skips this); the best mean wins.
-2. **Teacher** (:mod:`hdeeprm.training.rollout`): on ``--teacher-windows`` windows drawn
+2. **Teacher** (:mod:`studies.imitation.rollout`): on ``--teacher-windows`` windows drawn
    (seed ``--teacher-seed``; uniformly, or with ``--teacher-sampling load`` in proportion to
    their offered load, so that busy windows, where placement matters, are taught more) from
    the training part, the rollout algorithm improves the pair
@@ -25,7 +25,7 @@ error:
    candidate replaces the pair for a segment only if it improves the window's objective by
    more than ``--tolerance`` (relative; default 0.1%, so quiet windows where every choice
    is within noise teach the pair). It sees the future; the student only sees observations.
-3. **Student** (:mod:`hdeeprm.training.imitation`): the PPO network's actor, trained by
+3. **Student** (:mod:`studies.imitation.imitation`): the PPO network's actor, trained by
    cross-entropy on the teacher's decisions, its action space the teacher's candidates;
    then ``--dagger-rounds`` DAgger rounds (the student plays the teacher windows, the
    teacher labels the states it reached, the student is retrained on everything so far).
@@ -34,9 +34,9 @@ error:
    runs together). ``--students K`` trains K students on the final decisions (seeds
    ``--seed`` and up; DAgger uses the first) and deploys their ensemble (the mean of their
    action probabilities, or a quorum vote). ``--ignore-head`` trains students blind to the
-   ``queue`` observation's head jobs (:func:`~hdeeprm.training.imitation.head_job_features`).
+   ``queue`` observation's head jobs (:func:`~studies.imitation.imitation.head_job_features`).
 4. **Deployment**, chosen on the training part only: the student's preference for the pair
-   is raised by each logit of ``--biases`` (:func:`~hdeeprm.training.imitation.bias_action`),
+   is raised by each logit of ``--biases`` (:func:`~studies.imitation.imitation.bias_action`),
    and with ``--students K`` each of ``--quorums`` is a quorum vote of the K students with
    the pair as fallback (:class:`~hdeeprm.training.ensemble.PolicyEnsemble`); each plays
    greedily on the 8 pair-choice windows; the best mean is deployed if it is better than the
@@ -69,7 +69,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm._atomic import write_text
@@ -80,7 +79,8 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ensemble import PolicyEnsemble
-from hdeeprm.training.imitation import (
+from hdeeprm.training.ppo import PPOTrainer
+from studies.imitation.imitation import (
     CloneConfig,
     Demonstrations,
     accuracy,
@@ -89,8 +89,8 @@ from hdeeprm.training.imitation import (
     head_job_features,
     student_policy,
 )
-from hdeeprm.training.ppo import PPOTrainer
-from hdeeprm.training.rollout import RolloutTeacher, TeacherResult
+from studies.imitation.rollout import RolloutTeacher, TeacherResult
+from studies.ppo_policy_pairs import learning_benchmark as lb
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -15,7 +15,7 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
-from hdeeprm.training.rollout import RolloutTeacher
+from studies.imitation.rollout import RolloutTeacher
 
 #: Per-decision costs of actions 0 (the base), 1 and 2 on the toy window; the episode's
 #: objective is their sum.

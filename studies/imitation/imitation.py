@@ -2,14 +2,14 @@
 
 The student is the PPO trainer's own network (:class:`~hdeeprm.training.ppo.ActorCritic`, the
 actor head), trained by cross-entropy on ``(observation, action mask, teacher action)``
-triples, e.g. those of the rollout teacher (:mod:`hdeeprm.training.rollout`). It is returned
+triples, e.g. those of the rollout teacher (:mod:`studies.imitation.rollout`). It is returned
 as a :class:`~hdeeprm.training.ppo.PPOTrainer`, so whatever takes a PPO model takes it:
 ``save``/``load`` (``weights_only=True``), ``predict``, ``hdeeprm-evaluate --model``, the
 ensemble, and PPO itself for fine-tuning from the imitated policy.
 
 :func:`bias_action` shifts the student's preference for one action (the base pair) by a
 constant logit, the one knob that trades how readily it leaves the base policy; it is chosen
-on training windows (see ``benchmarks/imitation_benchmark.py``).
+on training windows (see ``studies/imitation/imitation_benchmark.py``).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def bias_action(trainer: PPOTrainer, action: str, logit: float) -> PPOTrainer:
 
 def student_policy(trainer: PPOTrainer):
     """``choose(observation, mask) -> action``: the greedy student, for the teacher's
-    :meth:`~hdeeprm.training.rollout.RolloutTeacher.relabel` and for evaluation."""
+    :meth:`~studies.imitation.rollout.RolloutTeacher.relabel` and for evaluation."""
 
     def choose(observation: np.ndarray, mask: np.ndarray) -> int:
         return int(trainer.predict(observation, action_mask=mask))

@@ -1,6 +1,6 @@
 """How much can learning gain on a trace? Every fixed pair on fixed windows, per-window oracle.
 
-Usage: ``python benchmarks/window_headroom.py [--jobs A B] [--windows N] [--seed S]
+Usage: ``python -m studies.ppo_policy_pairs.window_headroom [--jobs A B] [--windows N] [--seed S]
 [--grid STEP] [--window-jobs N] [--objective O] [--selection PAIR ...] [--trace SWF
 --platform JSON] [--csv FILE]``
 
@@ -10,7 +10,7 @@ learning benchmark draws its pair-choice and held-out windows (``episodes.val_jo
 ``--grid STEP`` one window starting every ``STEP`` jobs. It prints, per window, the best and
 worst pair, the spread between them (0: idle, every pair alike) and the single best pair's
 objective; then the single best pair's mean against the per-window best pair in hindsight
-(:mod:`hdeeprm.training.headroom`): the most a learner that picks one pair per window could
+(:mod:`studies.ppo_policy_pairs.headroom`): the most a learner that picks one pair per window could
 gain. Also prints each window's offered load (:func:`hdeeprm.environment.episodes.window_loads`).
 """
 
@@ -21,23 +21,19 @@ import csv
 import dataclasses
 import json
 import logging
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from learning_benchmark import MODES, PLATFORM, TRACE, options_for  # noqa: E402
-
-from hdeeprm.environment import HeterogeneousClusterEnv  # noqa: E402
-from hdeeprm.environment.episodes import window_loads  # noqa: E402
-from hdeeprm.experiment import prepare_inputs  # noqa: E402
-from hdeeprm.options import options_from_json  # noqa: E402
-from hdeeprm.training import evaluate as ev  # noqa: E402
-from hdeeprm.training.headroom import format_headroom, headroom  # noqa: E402
+from hdeeprm.environment import HeterogeneousClusterEnv
+from hdeeprm.environment.episodes import window_loads
+from hdeeprm.experiment import prepare_inputs
+from hdeeprm.options import options_from_json
+from hdeeprm.training import evaluate as ev
+from studies.ppo_policy_pairs.headroom import format_headroom, headroom
+from studies.ppo_policy_pairs.learning_benchmark import MODES, PLATFORM, TRACE, options_for
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,12 +1,12 @@
 """A teacher that plans only with what a scheduler knows: the rollout algorithm without
 clairvoyance.
 
-:class:`~hdeeprm.training.rollout.RolloutTeacher` compares its candidates on the window's
+:class:`~studies.imitation.rollout.RolloutTeacher` compares its candidates on the window's
 *real* future: the jobs that will arrive later and the actual run times of those that have
 not ended. No observation holds either, and students cloned from it learn little of its gain
-even on the windows it labelled (docs/learning.md, "Why the students fall short of the
-teacher"). :class:`PlanningTeacher` runs the same rollout algorithm on a *planning view* of
-the window at each segment's first decision, time ``t``:
+even on the windows it labelled (``studies/imitation/README.md``). :class:`PlanningTeacher`
+runs the same rollout algorithm on a *planning view* of the window at each segment's first decision,
+time ``t``:
 
 * the jobs submitted by ``t`` only (no arrivals);
 * jobs that ended by ``t`` as they ran (their end is known);
@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from hdeeprm.simulation import FINAL_STATES
-from hdeeprm.training.imitation import Demonstrations
-from hdeeprm.training.rollout import TeacherResult, checked_candidates
 from hdeeprm.workload.model import JobSpec, Profile, Workload
+from studies.imitation.imitation import Demonstrations
+from studies.imitation.rollout import TeacherResult, checked_candidates
 
 #: Prefix of the planning profiles' names (``plan!<profile>``).
 PLAN_PREFIX = "plan!"
@@ -49,7 +49,7 @@ FORECAST_SUFFIX = "+fc"
 @dataclass(frozen=True)
 class PlanResult(TeacherResult):
     """One window labelled by the planning teacher: a
-    :class:`~hdeeprm.training.rollout.TeacherResult` whose ``value`` is the committed
+    :class:`~studies.imitation.rollout.TeacherResult` whose ``value`` is the committed
     trajectory's on the real window and whose ``segment_gains`` are the planned ones."""
 
     #: Segments whose planning view did not reach the real state (they kept the base).
@@ -121,7 +121,7 @@ def planning_view(window: Workload, now: float, ended: set[str], forecast: float
 class PlanningTeacher:
     """The rollout algorithm over ``base`` on planning views of the fixed windows of ``env``.
 
-    Args: as :class:`~hdeeprm.training.rollout.RolloutTeacher` (``env`` must accept
+    Args: as :class:`~studies.imitation.rollout.RolloutTeacher` (``env`` must accept
     ``reset(options={"window": k, "workload": w})``, as
     :class:`~hdeeprm.environment.HeterogeneousClusterEnv` does), and ``forecast``: the
     horizon in seconds of the planning views' arrival forecast (:func:`planning_view`; 0, the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hdeeprm.training.evaluate import WindowResult
-from hdeeprm.training.headroom import format_headroom, headroom
+from studies.ppo_policy_pairs.headroom import format_headroom, headroom
 
 
 def rows(table: dict[str, list[float]]) -> list[WindowResult]:

@@ -1,10 +1,10 @@
 """A teacher for imitation learning: the rollout algorithm over a fixed policy pair.
 
 Reinforcement learning on Gaia never found what a per-state choice of pairs could gain
-(docs/learning.md): one decision's effect on a 4,000-job window's objective is too small and
-too delayed for PPO to see. Simulation can see it. On one fixed window, the *base* policy (one
-action at every decision, the pair chosen on the training windows) is improved segment by
-segment, Bertsekas's rollout algorithm:
+(``studies/ppo_policy_pairs/README.md``): one decision's effect on a 4,000-job window's
+objective is too small and too delayed for PPO to see. Simulation can see it. On one fixed window,
+the *base* policy (one action at every decision, the pair chosen on the training windows) is
+improved segment by segment, Bertsekas's rollout algorithm:
 
     for each segment of ``segment`` decisions, in order:
         for each candidate action a:
@@ -21,7 +21,7 @@ copy of the environment takes about 2 s).
 
 The teacher sees the future of the window it simulates. What a student may learn from it is
 only the mapping from the *observation* at each decision to the teacher's action
-(:mod:`hdeeprm.training.imitation`); the student never simulates.
+(:mod:`studies.imitation.imitation`); the student never simulates.
 
 :meth:`RolloutTeacher.relabel` is the teacher for DAgger (Ross et al., 2011): the student plays
 the window, and at every segment of *its* trajectory the candidates are compared from the
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from hdeeprm.training.imitation import Demonstrations
+from studies.imitation.imitation import Demonstrations
 
 #: ``choose(observation, action_mask) -> action``: a policy the teacher replays (the student).
 Policy = Callable[[np.ndarray, np.ndarray], int]

@@ -1,16 +1,16 @@
 """How much of the rollout teacher's gain is left without clairvoyance?
 
-Usage: ``python benchmarks/planning_teacher.py RUN_DIR [--pair NAME] [--segment N]
+Usage: ``python -m studies.imitation.planning_teacher RUN_DIR [--pair NAME] [--segment N]
 [--tolerance T] [--windows N] [--forecast SECONDS] [--clairvoyant]``
 
 ``RUN_DIR`` is an output folder of ``imitation_benchmark.py`` (its ``student_options.json``:
 trace, platform, objective, the teacher's candidates as action space, the windows). On the
 run's pair-choice windows of the training part (8 in medium mode; the first ``--windows``),
-the pair, the planning teacher (:class:`~hdeeprm.training.planning.PlanningTeacher`: the
+the pair, the planning teacher (:class:`~studies.imitation.planning.PlanningTeacher`: the
 rollout algorithm on what a scheduler knows at each segment, requested times and no
 arrivals, or with ``--forecast H`` the last ``H`` seconds' submissions again as the arrivals)
 and, with ``--clairvoyant``, the rollout teacher on the real future
-(:class:`~hdeeprm.training.rollout.RolloutTeacher`) play each window; prints each one's
+(:class:`~studies.imitation.rollout.RolloutTeacher`) play each window; prints each one's
 objective per window, the mean, and the windows better / worse than the pair.
 """
 
@@ -23,15 +23,15 @@ import sys
 import time
 from pathlib import Path
 
-import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
-from hdeeprm.training.planning import PlanningTeacher
-from hdeeprm.training.rollout import RolloutTeacher
+from studies.imitation.planning import PlanningTeacher
+from studies.imitation.rollout import RolloutTeacher
+from studies.ppo_policy_pairs import learning_benchmark as lb
 
 
 def main(argv: list[str] | None = None) -> int:

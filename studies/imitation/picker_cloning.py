@@ -4,7 +4,7 @@
 PPO's job selector starts near the uniform policy. On a trace where one rule is already good
 (Gaia: smallest-job-first placed on the fastest cores, which the ``SQF`` picker plays exactly),
 it must rediscover that rule from the rewards before it can improve on it, and within a
-training budget it may not (``docs/learning.md``, "A job picker on the Gaia benchmark"). The
+training budget it may not (``studies/score_rule_gaia/README.md``). The
 usual remedy for learned schedulers is to clone the rule first and let reinforcement learning
 move from there: :func:`picker_demonstrations` records a picker's decisions on whole episodes,
 :func:`clone_job_selector` fits the kernel network's logits to them (cross-entropy over the
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hdeeprm.training.imitation import Demonstrations
+from studies.imitation.imitation import Demonstrations
 
 
 def picker_demonstrations(

@@ -1,7 +1,7 @@
-"""Do observations tell decision situations apart? (issue 12, point 6)
+"""Do observations tell decision situations apart?
 
-Usage: ``python benchmarks/observation_study.py [--states S] [--horizon H] [--windows W]
-[--first-job J] [--trace SWF --platform JSON]`` (e.g. the loaded KTH SP2 trace on
+Usage: ``python -m studies.ppo_policy_pairs.observation_study [--states S] [--horizon H]
+[--windows W] [--first-job J] [--trace SWF --platform JSON]`` (e.g. the loaded KTH SP2 trace on
 ``platform_examples/kth_sp2.json`` with ``--first-job 0``)
 
 On the Gaia trace and platform (objective ``avg_job_slowdown``, objective rewards, windows of
@@ -38,9 +38,9 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.observation import QUEUE_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
+from studies.common import REPO, TRACES
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+TRACE = TRACES / "UniLu-Gaia-2014-1.swf.gz"
 CANDIDATES = [
     f"{job}-{core}"
     for job in ("first", "shortest", "smallest", "low_mem")

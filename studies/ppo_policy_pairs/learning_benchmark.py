@@ -1,6 +1,6 @@
 """Does learning pay on a real trace? PPO against every fixed pair and random choice.
 
-Usage: ``python benchmarks/learning_benchmark.py [--mode quick|medium|full]
+Usage: ``python -m studies.ppo_policy_pairs.learning_benchmark [--mode quick|medium|full]
 [--objective avg_job_slowdown|energy_consumption] [--observation minimal|queue|...]
 [--timesteps N] [--vector sync|async|shared] [--num-envs N] [--no-prior] [--out DIR]
 [--trace SWF --platform JSON] [--window-jobs N] [--train-jobs A B] [--eval-jobs A B]
@@ -18,10 +18,11 @@ cores); ``--trace`` and ``--platform`` run it on another trace (e.g. the loaded 
 1. **Best pair on the training windows**: every fixed pair plays ``train_windows`` fixed
    windows drawn (seed 0) from the whole training part (``train_jobs``); the best mean
    objective wins. This is what a practitioner without learning would deploy. The per-window
-   headroom of these windows is printed (:mod:`hdeeprm.training.headroom`: the per-window best
-   pair in hindsight against the single best pair); ``--oracle-actions`` then restricts PPO's
-   action space to the pairs that are strictly best on at least one of these windows, plus the
-   chosen pair (the pairs a per-window switcher would use, found on training windows only).
+   headroom of these windows is printed (:mod:`studies.ppo_policy_pairs.headroom`: the
+   per-window best pair in hindsight against the single best pair); ``--oracle-actions`` then
+   restricts PPO's action space to the pairs that are strictly best on at least one of these
+   windows, plus the chosen pair (the pairs a per-window switcher would use, found on training
+   windows only).
 2. **Training**, once per seed of ``--seeds``: PPO (:mod:`hdeeprm.training.ppo`) on windows
    sampled per episode from the training part (``--train-sampling load``: in proportion to
    their offered load, :func:`hdeeprm.environment.episodes.window_loads`; ``--val-sampling``
@@ -54,9 +55,9 @@ whether the selected model beat the pair chosen on the training windows. Writes
 ``evaluation.csv``, ``evaluation.png``, ``model.pt`` (the selected checkpoint) and per seed
 ``seed_<s>/{training_log.csv, validation_log.csv, best_model.pt}`` in ``--out``. Quick mode
 (2,000-job windows, 6 training windows, 60,000 training decisions, 3 held-out windows) takes
-about 10 minutes per seed on a loaded 2-core machine; medium mode is the issue's window size
-(4,000-job windows, 8 + 8 windows) with 300,000 training decisions per seed; full mode is the
-issue's setting (4,000-job windows, 8 + 8 windows, 2 M training decisions).
+about 10 minutes per seed on a loaded 2-core machine; medium mode has the full mode's windows
+(4,000-job windows, 8 + 8 windows) with 300,000 training decisions per seed; full mode trains
+2 M decisions per seed.
 """
 
 from __future__ import annotations
@@ -82,12 +83,12 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ensemble import PolicyEnsemble
-from hdeeprm.training.headroom import format_headroom, headroom
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
 from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
+from studies.common import REPO, TRACES
+from studies.ppo_policy_pairs.headroom import format_headroom, headroom
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+TRACE = TRACES / "UniLu-Gaia-2014-1.swf.gz"
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 MODES = {

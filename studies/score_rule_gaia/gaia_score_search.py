@@ -1,6 +1,6 @@
-"""A job-scoring rule learned by the cross-entropy method on Gaia, beside the best pair (issue 12).
+"""A job-scoring rule learned by the cross-entropy method on Gaia, beside the best pair.
 
-Usage: ``python benchmarks/gaia_score_search.py [--split val|eval] [--seed S]
+Usage: ``python -m studies.score_rule_gaia.gaia_score_search [--split val|eval] [--seed S]
 [--train-windows N] [--iterations N] [--population N] [--elite N] [--data-seed S]
 [--tie-break] [--weights W W W W W | --load WEIGHTS_JSON] [--windows N SEED] [--only-pair]
 --out NEW_DIR``
@@ -39,9 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import learning_benchmark as lb
 import numpy as np
-from gaia_job_selection import PICKERS, SLOTS
 
 from hdeeprm._atomic import write_text
 from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
@@ -56,6 +54,8 @@ from hdeeprm.training.score_search import (
     cem_search,
     windows_objective,
 )
+from studies.ppo_policy_pairs import learning_benchmark as lb
+from studies.score_rule_gaia.gaia_job_selection import PICKERS, SLOTS
 
 #: ``SQF``'s weights: rank by requested cores alone (the pair ``smallest-high_gflops``).
 SQF_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0)

@@ -1,6 +1,6 @@
 """Candidate deployments on windows of the training part only: which rule to declare.
 
-Usage: ``python benchmarks/policy_check.py RUN_DIR --policy NAME=FILE[+FILE...] [...]
+Usage: ``python -m studies.ppo_policy_pairs.policy_check RUN_DIR --policy NAME=FILE[+FILE...] [...]
 [--val-jobs A B] [--val-windows N] [--val-seed S] [--pair NAME] [--after-held-out]``
 
 ``RUN_DIR`` is an output folder of ``learning_benchmark.py`` (its ``options.json``: trace,

@@ -1,0 +1,1 @@
+"""Imitation of simulation teachers (rollout, DAgger, planning) and behaviour cloning."""

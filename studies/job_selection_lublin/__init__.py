@@ -1,0 +1,1 @@
+"""Job selection on lublin_256 with RLScheduler's protocol."""

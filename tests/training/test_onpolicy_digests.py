@@ -27,6 +27,17 @@ from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 
 #: Values that depend on the machine's speed, not on the run.
 TIMING = {"steps_per_s", "rollout_s"}
+#: Pinned values of a two-step history row (rows may hold more).
+TWOSTEP_KEYS = (
+    "update",
+    "steps",
+    "episodes",
+    "objective",
+    "do_nothing",
+    *(f"{net}_{k}" for net in ("job", "policy") for k in ("policy_loss", "value_loss")),
+    *(f"{net}_{k}" for net in ("job", "policy") for k in ("entropy", "approx_kl")),
+    "policy_reward",
+)
 
 
 def _feed(h: Any, value: Any) -> None:
@@ -79,7 +90,7 @@ def ppo_digests(trainer: PPOTrainer, run_dir: Path) -> dict[str, str]:
 
 
 def twostep_digests(agent: TwoStepPPO) -> dict[str, str]:
-    rows = [{k: v for k, v in row.items() if k not in TIMING} for row in agent.history]
+    rows = [{k: row[k] for k in TWOSTEP_KEYS if k in row} for row in agent.history]
     nets = [agent.job_net.state_dict(), agent.job_opt.state_dict()]
     if agent.policy_net is not None:
         nets += [agent.policy_net.state_dict(), agent.policy_opt.state_dict()]

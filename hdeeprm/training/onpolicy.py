@@ -108,9 +108,10 @@ class OnPolicyConfig:
     normalize_reward: bool = True
     #: Seed of weights, action sampling, minibatch order and environment resets.
     seed: int = 0
-    #: Threads torch uses in this process (0: torch's default, one per core). The networks
-    #: are small: one thread is several times faster than one per core on a small machine,
-    #: and leaves the other cores to the environments.
+    #: Threads torch computes with in this process (``torch.set_num_threads``; 0: leave the
+    #: setting alone, torch's default being one per core). The networks are small: one thread
+    #: is several times faster than one per core on a small or busy machine, and leaves the
+    #: other cores to the environments. The trainer records the count in ``torch_threads``.
     torch_threads: int = 1
 
     #: Name in error messages ("unknown PPO parameter").
@@ -472,7 +473,9 @@ class UpdateLog:
             else:
                 self.writer = SummaryWriter(log_dir=str(path.parent / "tensorboard"))
                 if config is not None:
-                    text = json.dumps(config.as_dict(), indent=1)
+                    # The hyperparameters, and the thread count that sets the speed.
+                    record = {**config.as_dict(), "torch_num_threads": torch.get_num_threads()}
+                    text = json.dumps(record, indent=1)
                     self.writer.add_text("hdeeprm/config", f"```\n{text}\n```")
         self._last = 0.0
 

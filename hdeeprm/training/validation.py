@@ -11,10 +11,11 @@ Every ``eval_every`` updates (and after the last one) :class:`Validator` plays t
 greedy policy on every validation window (:func:`hdeeprm.training.evaluate.evaluate`; the
 windows and their random-policy seeds depend on ``val_seed`` alone, so every validation sees
 the same episodes), appends a row to ``validation_log.csv``, writes ``hdeeprm/val_...``
-TensorBoard scalars, and when the validation statistic (below; by default the mean objective) is strictly
-better than every earlier one (lower for costs, higher for utilisation) keeps a copy of the
-trainer's state and writes it atomically to ``best_model.pt``. Validation draws no random
-number of the trainer, so training with and without it gives the same weights bit for bit.
+TensorBoard scalars, and when the validation statistic (below; by default the mean objective)
+is strictly better than every earlier one (lower for costs, higher for utilisation) keeps a
+copy of the trainer's state and writes it atomically to ``best_model.pt``. Validation draws
+no random number of the trainer, so training with and without it gives the same weights bit
+for bit.
 
 Which checkpoint is "better" is the validation *statistic* (:data:`STATISTICS`): ``mean``
 (the default), ``median`` over the windows, or ``wins``: the number of windows on which the

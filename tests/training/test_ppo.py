@@ -82,6 +82,20 @@ def test_from_params_rejects_unknown_and_bad_values() -> None:
     assert config.learning_rate == 1.0 and config.batch_size == 2 * 512
 
 
+def test_torch_threads_are_set_and_recorded() -> None:
+    before = torch.get_num_threads()
+    try:
+        assert PPOTrainer(small_config(), [Bandit, Bandit]).torch_threads == 1
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        # 0 leaves torch's setting alone
+        assert PPOTrainer(small_config(torch_threads=0), [Bandit, Bandit]).torch_threads == 2
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(InputError, match=r"params.torch_threads: expected an integer >= 0"):
+        PPOConfig.from_params({"torch_threads": -1})
+
+
 def test_gae_by_hand() -> None:
     # One environment, three steps, episode boundary before step 2 (starts[2] = 1).
     rewards = np.array([[1.0], [2.0], [3.0]], np.float32)

@@ -428,7 +428,8 @@ SB3_TAGS = {
     "clip_range": "train/clip_range",
     "steps_per_s": "time/fps",
 }
-#: Row keys that are the x axis or written by someone else (validation writes its own).
+#: Row keys that are no scalar of their own (the x axis is ``steps``). ``val_*`` keys are
+#: left out too: the validator writes its scalars itself.
 NOT_SCALARS = ("update", "steps")
 
 
@@ -440,7 +441,7 @@ def tensorboard_tag(key: str, main: str = "") -> tuple[str, float]:
     there is one; everything else goes under ``hdeeprm/``.
     """
     name = key[len(main) :] if main and key.startswith(main) else key
-    if name in SB3_TAGS and (name == key or key.startswith(main)):
+    if name in SB3_TAGS:
         return SB3_TAGS[name], (-1.0 if name == "entropy" else 1.0)
     return f"hdeeprm/{key}", 1.0
 
@@ -688,8 +689,7 @@ class OnPolicyTrainer:
                 for optimizer, rate in self._optimizers():
                     for group in optimizer.param_groups:
                         group["lr"] = rate * frac
-                episodes = self._collect(rollout, next_done)
-                next_done = episodes.pop("next_done")
+                next_done, episodes = self._collect(rollout, next_done)
                 self.global_step += cfg.batch_size
                 t_roll = time.perf_counter()
                 next_value = self._values(self._next_obs)
@@ -728,9 +728,11 @@ class OnPolicyTrainer:
             log.close()
         return self
 
-    def _collect(self, rollout: Rollout, next_done: np.ndarray) -> dict[str, Any]:
-        """Fill ``rollout`` with ``num_steps`` decisions of every environment; the finished
-        episodes' mean return, length and objective (and the last ``next_done``)."""
+    def _collect(
+        self, rollout: Rollout, next_done: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """Fill ``rollout`` with ``num_steps`` decisions of every environment; which episodes
+        end at the last step, and the finished episodes' mean return, length and objective."""
         assert self.envs is not None
         cfg = self.config
         returns: list[float] = []
@@ -771,11 +773,10 @@ class OnPolicyTrainer:
         def mean(values: list[float] | list[int]) -> float:
             return float(np.mean(values)) if values else math.nan
 
-        return {
+        return next_done, {
             "return": mean(returns),
             "episode_length": mean(lengths),
             "objective": mean(objectives),
-            "next_done": next_done,
         }
 
     def _scale_rewards(self, reward: np.ndarray, ended: np.ndarray) -> np.ndarray:

@@ -96,6 +96,12 @@ def test_torch_threads_are_set_and_recorded() -> None:
         PPOConfig.from_params({"torch_threads": -1})
 
 
+def test_progress_bar_is_quiet_off_a_terminal(capsys) -> None:
+    trainer = PPOTrainer(small_config(), [Bandit, Bandit])
+    trainer.learn(64, progress=True)
+    assert capsys.readouterr().err == ""
+
+
 def test_gae_by_hand() -> None:
     # One environment, three steps, episode boundary before step 2 (starts[2] = 1).
     rewards = np.array([[1.0], [2.0], [3.0]], np.float32)

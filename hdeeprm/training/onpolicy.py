@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import gymnasium as gym
 import numpy as np
@@ -660,7 +660,7 @@ class OnPolicyTrainer:
         *,
         callback: Callable[[dict[str, float]], Any] | None = None,
         progress: bool = False,
-    ) -> Any:
+    ) -> Self:
         """Train for ``total_timesteps`` decisions (default: the config's), in whole rollouts.
 
         ``callback`` receives each update's row (also appended to :attr:`history`); returning

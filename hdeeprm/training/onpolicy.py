@@ -159,7 +159,7 @@ class OnPolicyConfig:
         ordered = {name: values.pop(name) for name in self.FIELD_ORDER if name in values}
         return {**ordered, **values}
 
-    def validate(self, where: str = "params", source: str | None = None) -> OnPolicyConfig:
+    def validate(self, where: str = "params", source: str | None = None) -> Self:
         """Raise :class:`InputError` naming the first bad field; return ``self``."""
 
         def bad(key: str, expected: str) -> InputError:
@@ -215,7 +215,7 @@ class OnPolicyConfig:
     @classmethod
     def from_params(
         cls, params: dict[str, Any], where: str = "params", source: str | None = None
-    ) -> Any:
+    ) -> Self:
         """Build from a JSON object; unknown keys and bad values are :class:`InputError`."""
         names = [f.name for f in dataclasses.fields(cls)]
         for key in params:

@@ -1,12 +1,14 @@
 """Proximal Policy Optimisation (PPO, Schulman et al. 2017) over vectorised environments.
 
 Read top to bottom like CleanRL's ``ppo.py``: the hyperparameters (:class:`PPOConfig`, with
-documented defaults), the network (:class:`ActorCritic`), then :class:`PPOTrainer`, whose
-:meth:`~PPOTrainer.learn` is one loop: collect ``num_steps`` decisions from each of
-``num_envs`` environments (a Gymnasium ``SyncVectorEnv`` in-process or ``AsyncVectorEnv`` in
-subprocesses; episodes end and restart inside a rollout), compute GAE advantages, then run
-``update_epochs`` epochs of minibatch updates with the clipped objective, advantage
-normalisation, an entropy bonus, a (clipped) value loss and gradient-norm clipping.
+documented defaults), the network (:class:`ActorCritic`), then :class:`PPOTrainer`. Its
+:meth:`~PPOTrainer.learn` is the loop of :class:`~hdeeprm.training.onpolicy.OnPolicyTrainer`:
+collect ``num_steps`` decisions from each of ``num_envs`` environments (a Gymnasium
+``SyncVectorEnv`` in-process or ``AsyncVectorEnv`` in subprocesses; episodes end and restart
+inside a rollout), compute GAE advantages, then run ``update_epochs`` epochs of minibatch
+updates with the clipped objective, advantage normalisation, an entropy bonus, a (clipped)
+value loss and gradient-norm clipping. This module gives the network, how it acts and what
+it learns from.
 
 What makes it fit hdeeprm's environment:
 
@@ -20,10 +22,10 @@ What makes it fit hdeeprm's environment:
   probability ``prior_probability`` (e.g. the best fixed pair on the training windows), so the
   greedy policy starts from a good rule instead of an arbitrary one and learning refines it.
 
-Same config, seed and environments give the same weights bit for bit: weights come from
-``seed``, actions are sampled with a private ``torch.Generator`` and minibatches are shuffled
-with a private NumPy generator. Checkpoints are plain state dicts (``torch.save``), loaded
-with ``torch.load(weights_only=True)``.
+Same config, seed and environments give the same weights bit for bit. Checkpoints are plain
+state dicts (``torch.save``), loaded with ``torch.load(weights_only=True)``. The run folder
+gets ``training_log.csv`` (:data:`PPO_LOG_COLUMNS`, then ``freq_<action>``) and TensorBoard
+scalars under Stable-Baselines3's names (:data:`~hdeeprm.training.onpolicy.SB3_TAGS`).
 
 Example::
 
@@ -38,11 +40,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -50,8 +50,25 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
-from hdeeprm._atomic import atomic_open, write_text
 from hdeeprm.errors import InputError
+from hdeeprm.training.onpolicy import (
+    TRAINER_COST,
+    VECTOR_KINDS,
+    OnPolicyConfig,
+    OnPolicyTrainer,
+    ReturnStats,
+    Rollout,
+    UpdateLog,
+    build_vector_env,
+    explained_variance,
+    gae,
+    gumbel_sample,
+    read_checkpoint_file,
+    scale_by_return_std,
+    seeded,
+    write_checkpoint_file,
+)
+from hdeeprm.training.onpolicy import layer as _layer
 
 #: Format tag and version of PPO checkpoints.
 CHECKPOINT_FORMAT = "hdeeprm-ppo"
@@ -74,74 +91,24 @@ PPO_LOG_COLUMNS = (
     "learning_rate",
     "steps_per_s",
 )
-VECTOR_KINDS = ("sync", "async", "shared", "ray")
-#: The trainer's own CPU per decision (policy step, bookkeeping, updates) in environment
-#: decisions, measured on Gaia windows (docs/learning.md, "Performance"): with
-#: ``vector="shared"`` the trainer's process steps fewer environments than a worker by this
-#: much (4 environments, 1 worker: 1 here and 3 in the worker).
-TRAINER_COST = 0.4
 
 
 @dataclass
-class PPOConfig:
-    """PPO hyperparameters. Every field is a key of ``pybatsim.agent.params``."""
+class PPOConfig(OnPolicyConfig):
+    """PPO hyperparameters: :class:`~hdeeprm.training.onpolicy.OnPolicyConfig`'s and these.
+    Every field is a key of ``pybatsim.agent.params``."""
 
-    #: Decision steps to train for, over all environments (``learn()``'s default).
-    total_timesteps: int = 200_000
-    #: Environments stepped together; each rollout has ``num_envs * num_steps`` decisions.
-    num_envs: int = 4
-    #: Decisions collected per environment between two updates (episodes may end inside).
-    num_steps: int = 512
-    #: ``"sync"``: environments in this process; ``"async"``: one subprocess each;
-    #: ``"shared"``: this process and ``num_workers`` worker processes, several environments
-    #: each, over shared memory (:class:`hdeeprm.environment.vector.SharedMemoryVectorEnv`,
-    #: made to use a few cores with little overhead); ``"ray"``: in Ray actors
-    #: (:class:`hdeeprm.sweep.RayVectorEnv`, the ``ray`` extra), on the Ray cluster
-    #: ``ray.init`` connects to (a local one is started when none is running). The results
-    #: are the same whichever is used.
-    vector: str = "sync"
     #: With ``vector="shared"``: worker processes (None: one per available core but this
     #: process's; 0: all environments in this process).
     num_workers: int | None = None
-    #: With ``vector="ray"``: environments per actor (one actor is one worker process).
-    envs_per_actor: int = 1
-    #: Adam step size, linearly annealed to 0 over ``total_timesteps`` when ``anneal_lr``.
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
-    #: Discount and GAE lambda. Episodes are thousands of decisions long.
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    #: Minibatches per epoch and epochs per rollout.
-    num_minibatches: int = 8
-    update_epochs: int = 4
-    #: Normalise advantages within each minibatch.
-    norm_adv: bool = True
-    #: Clipping range of the probability ratio (and of the value change when ``clip_vloss``).
-    clip_coef: float = 0.2
-    clip_vloss: bool = True
-    #: Entropy bonus and value-loss weights.
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    #: Gradient-norm clipping.
-    max_grad_norm: float = 0.5
-    #: Stop an update's epochs early once the approximate KL exceeds this (None: never).
-    target_kl: float | None = None
-    #: Width of the two hidden layers of the actor and of the critic.
-    hidden: int = 64
     #: Running mean/variance normalisation of observations.
     normalize_observation: bool = True
-    #: Scale rewards by the running standard deviation of the discounted return.
-    normalize_reward: bool = True
     #: Use ``info["action_mask"]`` when the environment provides it.
     use_action_mask: bool = True
     #: Name of the action (policy pair) the initial policy favours; None: uniform.
     prior_action: str | None = None
     #: Initial probability of ``prior_action``.
     prior_probability: float = 0.5
-    #: Seed of weights, action sampling, minibatch order and environment resets.
-    seed: int = 0
-    #: Torch threads (small networks: 1 is fastest and leaves the cores to environments).
-    torch_threads: int = 1
     #: Environment split the trainer's factories build (``"train"``, ``"eval"``, ``"all"``;
     #: None: the environment's default, ``"train"`` when the options have episode windows).
     split: str | None = None
@@ -156,79 +123,49 @@ class PPOConfig:
     #: with another statistic the win count is only logged).
     val_reference: str | None = None
 
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
+    KIND: ClassVar[str] = "PPO"
+    # Checkpoints list the fields in this order, so the same run writes the same bytes.
+    FIELD_ORDER: ClassVar[tuple[str, ...]] = (
+        "total_timesteps",
+        "num_envs",
+        "num_steps",
+        "vector",
+        "num_workers",
+        "envs_per_actor",
+        "learning_rate",
+        "anneal_lr",
+        "gamma",
+        "gae_lambda",
+        "num_minibatches",
+        "update_epochs",
+        "norm_adv",
+        "clip_coef",
+        "clip_vloss",
+        "ent_coef",
+        "vf_coef",
+        "max_grad_norm",
+        "target_kl",
+        "hidden",
+        "normalize_observation",
+        "normalize_reward",
+        "use_action_mask",
+        "prior_action",
+        "prior_probability",
+        "seed",
+        "torch_threads",
+    )
+    NATURAL: ClassVar[tuple[str, ...]] = (*OnPolicyConfig.NATURAL, "eval_every")
+    NUMBERS: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        *OnPolicyConfig.NUMBERS,
+        ("prior_probability", 0.0, 1.0),
+    )
+    BOOLS: ClassVar[tuple[str, ...]] = (
+        *OnPolicyConfig.BOOLS,
+        "normalize_observation",
+        "use_action_mask",
+    )
 
-    @property
-    def minibatch_size(self) -> int:
-        return self.batch_size // self.num_minibatches
-
-    def validate(self, where: str = "params", source: str | None = None) -> PPOConfig:
-        """Raise :class:`InputError` naming the first bad field; return ``self``."""
-
-        def bad(key: str, expected: str) -> InputError:
-            value = getattr(self, key)
-            return InputError(f"expected {expected}, got {value!r}", source, f"{where}.{key}")
-
-        for key in (
-            "total_timesteps",
-            "num_envs",
-            "num_steps",
-            "num_minibatches",
-            "update_epochs",
-            "hidden",
-            "torch_threads",
-        ):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise bad(key, "an integer >= 1")
-        for key in ("seed", "eval_every"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise bad(key, "an integer >= 0")
-        for key, low, high in (
-            ("learning_rate", 0.0, None),
-            ("gamma", 0.0, 1.0),
-            ("gae_lambda", 0.0, 1.0),
-            ("clip_coef", 0.0, None),
-            ("ent_coef", 0.0, None),
-            ("vf_coef", 0.0, None),
-            ("max_grad_norm", 0.0, None),
-            ("prior_probability", 0.0, 1.0),
-        ):
-            value = getattr(self, key)
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            ok = ok and math.isfinite(value) and value >= low and (high is None or value <= high)
-            if not ok:
-                rng = f"[{low:g}, {'inf' if high is None else f'{high:g}'}]"
-                raise bad(key, f"a number in {rng}")
-        if self.learning_rate <= 0:
-            raise bad("learning_rate", "a number > 0")
-        if self.target_kl is not None and (
-            isinstance(self.target_kl, bool)
-            or not isinstance(self.target_kl, (int, float))
-            or not self.target_kl > 0
-        ):
-            raise bad("target_kl", "a number > 0 or null")
-        for key in (
-            "anneal_lr",
-            "norm_adv",
-            "clip_vloss",
-            "normalize_observation",
-            "normalize_reward",
-            "use_action_mask",
-        ):
-            if not isinstance(getattr(self, key), bool):
-                raise bad(key, "true or false")
-        if self.vector not in VECTOR_KINDS:
-            raise bad("vector", "one of " + ", ".join(VECTOR_KINDS))
-        if (
-            not isinstance(self.envs_per_actor, int)
-            or isinstance(self.envs_per_actor, bool)
-            or self.envs_per_actor < 1
-        ):
-            raise bad("envs_per_actor", "a whole number >= 1")
+    def _validate_more(self, bad: Callable[[str, str], InputError]) -> None:
         if self.num_workers is not None and (
             not isinstance(self.num_workers, int)
             or isinstance(self.num_workers, bool)
@@ -250,43 +187,9 @@ class PPOConfig:
             raise bad(
                 "val_reference", "an action name (val_statistic 'wins' counts wins against it)"
             )
-        if self.batch_size % self.num_minibatches:
-            raise InputError(
-                f"num_envs x num_steps ({self.batch_size}) must be a multiple of "
-                f"num_minibatches ({self.num_minibatches})",
-                source,
-                f"{where}.num_minibatches",
-            )
-        return self
-
-    @classmethod
-    def from_params(
-        cls, params: dict[str, Any], where: str = "params", source: str | None = None
-    ) -> PPOConfig:
-        """Build from a JSON object; unknown keys and bad values are :class:`InputError`."""
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in params:
-            if key not in names:
-                import difflib
-
-                hint = difflib.get_close_matches(key, names, n=1)
-                extra = f" (did you mean '{hint[0]}'?)" if hint else ""
-                raise InputError(
-                    f"unknown PPO parameter '{key}'{extra}; allowed: {', '.join(names)}",
-                    source,
-                    f"{where}.{key}",
-                )
-        values = dict(params)
-        # JSON has one number type: accept 3e-4 and 1 alike for float fields.
-        for f in dataclasses.fields(cls):
-            if f.name in values and f.type in ("float", "float | None"):
-                v = values[f.name]
-                if isinstance(v, int) and not isinstance(v, bool):
-                    values[f.name] = float(v)
-        return cls(**values).validate(where, source)
 
 
-# --- running statistics ----------------------------------------------------------------------
+# --- the network -----------------------------------------------------------------------------
 class RunningMeanStd(nn.Module):
     """Mean and variance of everything seen so far (parallel-variance merge); saved buffers."""
 
@@ -309,99 +212,6 @@ class RunningMeanStd(nn.Module):
         self.mean.copy_(self.mean + delta * n / total)
         self.var.copy_(m2 / total)
         self.count.fill_(float(total))
-
-
-class ReturnStats:
-    """Running variance of the discounted return, in plain floats (updated every step)."""
-
-    def __init__(self) -> None:
-        self.mean = 0.0
-        self.var = 1.0
-        self.count = 1e-4
-
-    def update(self, batch: np.ndarray) -> None:
-        values = batch.tolist()  # a handful of floats: plain Python beats NumPy's overhead
-        n = float(len(values))
-        b_mean = sum(values) / n
-        b_var = sum((v - b_mean) ** 2 for v in values) / n
-        delta = b_mean - self.mean
-        total = self.count + n
-        m2 = self.var * self.count + b_var * n + delta * delta * self.count * n / total
-        self.mean += delta * n / total
-        self.var = m2 / total
-        self.count = total
-
-    def state(self) -> dict[str, float]:
-        return {"mean": self.mean, "var": self.var, "count": self.count}
-
-    def load(self, state: dict[str, float]) -> None:
-        self.mean, self.var, self.count = (
-            float(state["mean"]),
-            float(state["var"]),
-            float(state["count"]),
-        )
-
-
-# --- the network -----------------------------------------------------------------------------
-def gumbel_sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Categorical sampling from ``logits`` with the caller's own generator (Gumbel-max), so
-    that sampling never touches torch's global random state."""
-    u = torch.rand(logits.shape, generator=generator).clamp_(1e-20, 1.0)
-    return (logits - u.log_().neg_().log_()).argmax(dim=-1)  # in place: -log(-log(u))
-
-
-def scale_by_return_std(
-    reward: np.ndarray,
-    ended: np.ndarray,
-    returns: np.ndarray,
-    stats: ReturnStats,
-    gamma: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rewards divided by the running std of the discounted return (one stream per
-    environment, restarted where an episode ``ended``); returns ``(scaled, new returns)``."""
-    returns = returns * gamma + reward
-    stats.update(returns)
-    returns[ended] = 0.0
-    std = math.sqrt(stats.var + 1e-8)
-    return (reward / std).astype(np.float32), returns
-
-
-def read_checkpoint_file(
-    path: str | os.PathLike[str], fmt: str, version: int, not_ours: str
-) -> dict[str, Any]:
-    """Load a checkpoint with ``weights_only=True`` and check its format tag and version;
-    :class:`InputError` naming the file otherwise (``not_ours``: the wrong-format message)."""
-    file = Path(path)
-    if not file.is_file():
-        raise InputError("model file not found", str(file))
-    try:
-        state = torch.load(file, weights_only=True, map_location="cpu")
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same user error
-        raise InputError(f"not a readable PyTorch checkpoint: {exc}", str(file)) from None
-    if not isinstance(state, dict) or state.get("format") != fmt:
-        raise InputError(not_ours, str(file))
-    if state.get("version") != version:
-        raise InputError(
-            f"checkpoint version {state.get('version')} is not supported (expected {version})",
-            str(file),
-        )
-    return state
-
-
-def write_checkpoint_file(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
-    """Write ``state`` (plain containers and tensors, never pickled objects) atomically, so an
-    interrupted save never leaves a half-written model where a finished one was."""
-    target = Path(path)
-    with atomic_open(target, "wb") as handle:
-        torch.save(state, handle)
-    return target
-
-
-def _layer(inputs: int, outputs: int, gain: float) -> nn.Linear:
-    layer = nn.Linear(inputs, outputs)
-    nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
-    return layer
 
 
 class ActorCritic(nn.Module):
@@ -543,42 +353,6 @@ def inputs_factories(
     return [(lambda: HeterogeneousClusterEnv(inputs=inputs, split=split)) for _ in range(num_envs)]
 
 
-def build_vector_env(
-    env_fns: Sequence[Callable[[], gym.Env]],
-    kind: str,
-    envs_per_actor: int = 1,
-    num_workers: int | None = None,
-    full_info: bool = False,
-) -> gym.vector.VectorEnv:
-    """A vector environment that resets finished episodes within the same ``step`` call.
-
-    ``kind="shared"``: ``num_workers`` worker processes; its ``info`` holds the action mask
-    at every step and the rest when an episode ends, unless ``full_info``.
-    """
-    mode = gym.vector.AutoresetMode.SAME_STEP
-    if kind == "shared":
-        from hdeeprm.environment import vector
-
-        n = len(env_fns)
-        workers = vector.default_workers(n) if num_workers is None else num_workers
-        return vector.SharedMemoryVectorEnv(
-            env_fns,
-            num_workers=workers,
-            in_main=vector.caller_share(n, workers, TRAINER_COST),
-            autoreset_mode=mode,
-            full_info=full_info,
-        )
-    if kind == "ray":
-        from hdeeprm.sweep.ray_vector import RayVectorEnv
-
-        return RayVectorEnv(list(env_fns), envs_per_actor=envs_per_actor, autoreset_mode=mode)
-    if kind == "sync":
-        return gym.vector.SyncVectorEnv(list(env_fns), autoreset_mode=mode)
-    if kind == "async":
-        return gym.vector.AsyncVectorEnv(list(env_fns), autoreset_mode=mode, context="fork")
-    raise ValueError(f"vector must be one of {VECTOR_KINDS}, got {kind!r}")
-
-
 def _mask_from(info: dict[str, Any], n: int, size: int) -> np.ndarray | None:
     """The ``(n, size)`` boolean action mask of a vector ``info``, or None without one."""
     mask = info.get("action_mask")
@@ -594,98 +368,8 @@ def _mask_from(info: dict[str, Any], n: int, size: int) -> np.ndarray | None:
     return mask
 
 
-def gae(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    starts: np.ndarray,
-    next_value: np.ndarray,
-    next_start: np.ndarray,
-    gamma: float,
-    lam: float,
-) -> np.ndarray:
-    """Generalised advantage estimates of a ``(steps, envs)`` rollout.
-
-    ``starts[t]`` is 1 where observation ``t`` begins a new episode (so nothing flows back
-    across it); ``next_value``/``next_start`` describe the observation after the rollout.
-    """
-    adv = np.zeros_like(rewards)
-    last = np.zeros(rewards.shape[1], dtype=rewards.dtype)
-    n = len(rewards)
-    for t in reversed(range(n)):
-        if t == n - 1:
-            nonterminal, nv = 1.0 - next_start, next_value
-        else:
-            nonterminal, nv = 1.0 - starts[t + 1], values[t + 1]
-        delta = rewards[t] + gamma * nv * nonterminal - values[t]
-        last = delta + gamma * lam * nonterminal * last
-        adv[t] = last
-    return adv
-
-
-# --- logging ---------------------------------------------------------------------------------
-class UpdateLog:
-    """``training_log.csv`` (rewritten atomically) and optional TensorBoard scalars."""
-
-    def __init__(
-        self, run_dir: Path | None, action_names: list[str], tensorboard: bool | None
-    ) -> None:
-        self.path = None if run_dir is None else Path(run_dir) / PPO_LOG_FILE
-        self.header = [*PPO_LOG_COLUMNS, *(f"freq_{a}" for a in action_names)]
-        self.rows: list[list[str]] = []
-        self.action_names = action_names
-        self.writer = None
-        if run_dir is not None and tensorboard is not False:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-            except Exception as exc:  # noqa: BLE001 - optional feature
-                if tensorboard:
-                    raise InputError(
-                        "TensorBoard logging asked for but tensorboard is not installed "
-                        "(pip install 'hdeeprm[rl]')"
-                    ) from exc
-            else:
-                self.writer = SummaryWriter(log_dir=str(Path(run_dir) / "tensorboard"))
-        self._last = 0.0
-
-    def add(self, row: dict[str, float], frequencies: np.ndarray, force: bool = False) -> None:
-        values = [row[c] for c in PPO_LOG_COLUMNS]
-        self.rows.append([_fmt(v) for v in values] + [_fmt(float(f)) for f in frequencies])
-        if self.writer is not None:
-            step = int(row["steps"])
-            for key in PPO_LOG_COLUMNS[3:]:
-                if not math.isnan(row[key]):
-                    self.writer.add_scalar(f"ppo/{key}", row[key], step)
-            for name, f in zip(self.action_names, frequencies):
-                self.writer.add_scalar(f"actions/{name}", float(f), step)
-        now = time.perf_counter()
-        if force or now - self._last > 2.0:
-            self.flush()
-            self._last = now
-
-    def flush(self) -> None:
-        if self.path is None or not self.rows:
-            return
-        lines = [",".join(self.header)] + [",".join(r) for r in self.rows]
-        write_text(self.path, "\n".join(lines) + "\n")
-        if self.writer is not None:
-            self.writer.flush()
-
-    def close(self) -> None:
-        self.flush()
-        if self.writer is not None:
-            self.writer.close()
-
-
-def _fmt(value: float) -> str:
-    if isinstance(value, int) or (
-        isinstance(value, float) and value.is_integer() and abs(value) < 1e15
-    ):
-        return str(int(value))
-    return repr(float(value))
-
-
 # --- the trainer -----------------------------------------------------------------------------
-class PPOTrainer:
+class PPOTrainer(OnPolicyTrainer):
     """PPO with an SB3-like surface: ``learn``, ``predict``, ``save``, ``load``.
 
     Args:
@@ -701,6 +385,15 @@ class PPOTrainer:
             ``run_dir/best_model.pt`` and :attr:`validator`.
     """
 
+    CHECKPOINT_FORMAT = CHECKPOINT_FORMAT
+    CHECKPOINT_VERSION = CHECKPOINT_VERSION
+    NOT_OURS = (
+        "not a PPO checkpoint of hdeeprm (saved by PPOTrainer.save or "
+        "hdeeprm-launch -om with algorithm 'ppo')"
+    )
+    LOG_FILE = PPO_LOG_FILE
+    config: PPOConfig
+
     def __init__(
         self,
         config: PPOConfig,
@@ -711,16 +404,14 @@ class PPOTrainer:
         spaces: tuple[int, list[str]] | None = None,
         val_env: Any = None,
     ) -> None:
-        self.config = config.validate()
-        self.envs: gym.vector.VectorEnv | None = None
-        if env_fns is not None:
-            if len(env_fns) != config.num_envs:
-                raise ValueError(
-                    f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
-                )
-            self.envs = build_vector_env(
-                env_fns, config.vector, config.envs_per_actor, config.num_workers
-            )
+        super().__init__(
+            config,
+            env_fns,
+            run_dir=run_dir,
+            tensorboard=tensorboard,
+            num_workers=config.num_workers,
+        )
+        if self.envs is not None:
             obs_size = int(np.prod(self.envs.single_observation_space.shape))
             action_names = list(self.envs.get_attr("action_names")[0])
         elif spaces is not None:
@@ -729,11 +420,7 @@ class PPOTrainer:
             raise ValueError("give env_fns, or spaces for a predict-only trainer")
         self.observation_size = obs_size
         self.action_names = action_names
-        self.run_dir = None if run_dir is None else Path(run_dir)
-        self.tensorboard = tensorboard
-        torch.set_num_threads(config.torch_threads)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(config.seed)
+        with seeded(config.seed):
             self.model = ActorCritic(obs_size, len(action_names), config.hidden)
         self.model.normalize = config.normalize_observation
         if config.prior_action is not None:
@@ -741,16 +428,6 @@ class PPOTrainer:
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=config.learning_rate, eps=1e-5
         )
-        self.generator = torch.Generator().manual_seed(config.seed)
-        self.rng = np.random.default_rng(config.seed)
-        self.ret_rms = ReturnStats()
-        self.global_step = 0
-        self.updates = 0
-        self.episodes = 0
-        self._next_obs: np.ndarray | None = None
-        self._next_mask: np.ndarray | None = None
-        self._returns = np.zeros(config.num_envs)
-        self._ep_return = np.zeros(config.num_envs)
         self.validator = None
         if val_env is not None:
             from hdeeprm.training.validation import Validator
@@ -802,237 +479,73 @@ class PPOTrainer:
     def _sample(self, logits: torch.Tensor) -> torch.Tensor:
         return gumbel_sample(logits, self.generator)
 
-    # --- training ----------------------------------------------------------------------------
-    def reset_envs(self) -> None:
-        """Start an episode in every environment (seeded with ``seed + i``). The first
-        :meth:`learn` does it; calling it before (e.g. to time training apart from the first
-        episodes' set-up) changes nothing else."""
-        if self.envs is None:
-            raise RuntimeError("this trainer has no environments (built for predict only)")
-        cfg = self.config
-        obs, info = self.envs.reset(seed=cfg.seed)
-        self._next_obs = obs.astype(np.float32)
-        n_env, size = cfg.num_envs, len(self.action_names)
-        self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
+    # --- training: what PPO adds to the on-policy loop ---------------------------------------
+    def log_columns(self) -> list[str]:
+        return [*PPO_LOG_COLUMNS, *(f"freq_{a}" for a in self.action_names)]
 
-    def learn(
-        self,
-        total_timesteps: int | None = None,
-        *,
-        callback: Callable[[dict[str, float]], Any] | None = None,
-        progress: bool = False,
-    ) -> PPOTrainer:
-        """Train for ``total_timesteps`` decisions (default: the config's), in whole rollouts.
+    def _optimizers(self) -> list[tuple[torch.optim.Optimizer, float]]:
+        return [(self.optimizer, self.config.learning_rate)]
 
-        ``callback`` receives each update's log row; returning ``False`` stops training.
-        """
-        if self.envs is None:
-            raise RuntimeError("this trainer has no environments (built for predict only)")
-        cfg = self.config
-        if cfg.eval_every and self.validator is None:
+    def _before_learn(self) -> None:
+        if self.config.eval_every and self.validator is None:
             raise ValueError("eval_every > 0 needs a validation environment (val_env=...)")
-        total = cfg.total_timesteps if total_timesteps is None else int(total_timesteps)
-        n_updates = max(1, total // cfg.batch_size)
-        n_env, n_steps, size = cfg.num_envs, cfg.num_steps, len(self.action_names)
-        obs_buf = np.zeros((n_steps, n_env, self.observation_size), dtype=np.float32)
-        act_buf = np.zeros((n_steps, n_env), dtype=np.int64)
-        logp_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        rew_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        done_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        val_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        mask_buf = np.ones((n_steps, n_env, size), dtype=bool)
-        if self._next_obs is None:
-            self.reset_envs()
-        next_done = np.zeros(n_env, dtype=np.float32)
-        log = UpdateLog(self.run_dir, self.action_names, self.tensorboard)
-        from tqdm import tqdm
 
-        bar = tqdm(total=n_updates * cfg.batch_size, disable=not progress, unit="step")
-        model = self.model
-        generator = self.generator
-        try:
-            for update in range(n_updates):
-                t0 = time.perf_counter()
-                lr = cfg.learning_rate
-                if cfg.anneal_lr:
-                    lr *= 1.0 - update / n_updates
-                for group in self.optimizer.param_groups:
-                    group["lr"] = lr
-                finished_returns: list[float] = []
-                objectives: list[float] = []
-                for step in range(n_steps):
-                    obs_np = self._next_obs
-                    mask_np = self._next_mask
-                    obs_buf[step] = obs_np
-                    done_buf[step] = next_done
-                    if mask_np is not None:
-                        mask_buf[step] = mask_np
-                    act, logp_buf[step], val_buf[step] = model.act(obs_np, mask_np, generator)
-                    act_buf[step] = act
-                    obs, reward, term, trunc, info = self.envs.step(act)
-                    reward = np.asarray(reward, dtype=np.float64)
-                    ended = term | trunc
-                    self._ep_return += reward
-                    rew_buf[step] = self._scale_rewards(reward, ended)
-                    if ended.any():
-                        final = info.get("final_info", {})
-                        for i in np.flatnonzero(ended):
-                            finished_returns.append(float(self._ep_return[i]))
-                            self._ep_return[i] = 0.0
-                            if "objective" in final and final.get("_objective", ended)[i]:
-                                objectives.append(float(final["objective"][i]))
-                        self.episodes += int(ended.sum())
-                        # A cut episode (truncated) still has a future: bootstrap it.
-                        cut = np.flatnonzero(np.logical_and(trunc, np.logical_not(term)))
-                        if len(cut):
-                            final_obs = np.stack([info["final_obs"][i] for i in cut])
-                            with torch.no_grad():
-                                v = model.value(torch.from_numpy(final_obs.astype(np.float32)))
-                            rew_buf[step, cut] += cfg.gamma * v.numpy()
-                    next_done = ended.astype(np.float32)
-                    self._next_obs = obs.astype(np.float32, copy=False)
-                    self._next_mask = _mask_from(info, n_env, size) if cfg.use_action_mask else None
-                self.global_step += cfg.batch_size
-                t_roll = time.perf_counter()
-                stats = self._update(
-                    obs_buf,
-                    act_buf,
-                    logp_buf,
-                    rew_buf,
-                    done_buf,
-                    val_buf,
-                    mask_buf if self._next_mask is not None or cfg.use_action_mask else None,
-                    next_done,
-                )
-                if cfg.normalize_observation:
-                    model.obs_rms.update(obs_buf.reshape(-1, self.observation_size))
-                    model._refresh()
-                self.updates += 1
-                elapsed = time.perf_counter() - t0
-                freq = np.bincount(act_buf.ravel(), minlength=size) / act_buf.size
-                row = {
-                    "update": self.updates,
-                    "steps": self.global_step,
-                    "episodes": self.episodes,
-                    "return": float(np.mean(finished_returns)) if finished_returns else math.nan,
-                    "objective": float(np.mean(objectives)) if objectives else math.nan,
-                    **stats,
-                    "learning_rate": lr,
-                    "steps_per_s": cfg.batch_size / elapsed,
-                    "rollout_s": t_roll - t0,
-                }
-                last = update == n_updates - 1
-                if cfg.eval_every and (self.updates % cfg.eval_every == 0 or last):
-                    assert self.validator is not None
-                    row["val_objective"] = self.validator.validate(self, log.writer).objective
-                log.add(row, freq, force=last)
-                bar.update(cfg.batch_size)
-                if callback is not None and callback(row) is False:
-                    break
-        finally:
-            bar.close()
-            log.close()
-        return self
-
-    def _scale_rewards(self, reward: np.ndarray, ended: np.ndarray) -> np.ndarray:
-        """Divide by the running std of the discounted return (per environment stream)."""
-        if not self.config.normalize_reward:
-            return reward.astype(np.float32)
-        scaled, self._returns = scale_by_return_std(
-            reward, ended, self._returns, self.ret_rms, self.config.gamma
-        )
-        return scaled
-
-    def _update(
-        self,
-        obs_buf: np.ndarray,
-        act_buf: np.ndarray,
-        logp_buf: np.ndarray,
-        rew_buf: np.ndarray,
-        done_buf: np.ndarray,
-        val_buf: np.ndarray,
-        mask_buf: np.ndarray | None,
-        next_done: np.ndarray,
-    ) -> dict[str, float]:
+    def _new_rollout(self) -> Rollout:
         cfg = self.config
-        model = self.model
-        with torch.no_grad():
-            next_value = model.value(torch.from_numpy(self._next_obs)).numpy()
-        adv = gae(rew_buf, val_buf, done_buf, next_value, next_done, cfg.gamma, cfg.gae_lambda)
-        ret = adv + val_buf
+        n_actions = len(self.action_names)
+        return Rollout.zeros(cfg.num_steps, cfg.num_envs, self.observation_size, n_actions)
 
-        b_obs = torch.from_numpy(obs_buf.reshape(-1, self.observation_size))
-        b_act = torch.from_numpy(act_buf.reshape(-1))
-        b_logp = torch.from_numpy(logp_buf.reshape(-1))
-        b_adv = torch.from_numpy(adv.reshape(-1))
-        b_ret = torch.from_numpy(ret.reshape(-1))
-        b_val = torch.from_numpy(val_buf.reshape(-1))
-        b_mask = (
-            None
-            if mask_buf is None or mask_buf.all()
-            else torch.from_numpy(mask_buf.reshape(-1, mask_buf.shape[-1]))
+    def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> None:
+        self._next_obs = obs.astype(np.float32, copy=False)
+        if self.config.use_action_mask:
+            self._next_mask = _mask_from(info, self.config.num_envs, len(self.action_names))
+
+    def _act(self, rollout: Rollout, step: int) -> np.ndarray:
+        act, rollout.logprobs[step], rollout.values[step] = self.model.act(
+            self._next_obs, self._next_mask, self.generator
         )
-        batch = cfg.batch_size
-        mb = cfg.minibatch_size
-        clip_fracs: list[float] = []
-        pg_l = v_l = ent_l = kl = 0.0
-        model.train()
-        for _epoch in range(cfg.update_epochs):
-            order = torch.from_numpy(self.rng.permutation(batch))
-            for start in range(0, batch, mb):
-                idx = order[start : start + mb]
-                logits = model.logits(b_obs[idx], None if b_mask is None else b_mask[idx])
-                logp_all = torch.log_softmax(logits, -1)
-                new_logp = logp_all.gather(1, b_act[idx, None])[:, 0]
-                probs = logp_all.exp()
-                entropy = -(probs * logp_all.clamp(min=-1e8)).sum(-1).mean()
-                log_ratio = new_logp - b_logp[idx]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean()
-                    clip_fracs.append(float(((ratio - 1.0).abs() > cfg.clip_coef).float().mean()))
-                m_adv = b_adv[idx]
-                if cfg.norm_adv and len(idx) > 1:
-                    m_adv = (m_adv - m_adv.mean()) / (m_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -m_adv * ratio,
-                    -m_adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef),
-                ).mean()
-                new_v = model.value(b_obs[idx])
-                if cfg.clip_vloss:
-                    v_clip = b_val[idx] + (new_v - b_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-                    v_loss = (
-                        0.5
-                        * torch.max(
-                            (new_v - b_ret[idx]).square(), (v_clip - b_ret[idx]).square()
-                        ).mean()
-                    )
-                else:
-                    v_loss = 0.5 * (new_v - b_ret[idx]).square().mean()
-                loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
-                self.optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                self.optimizer.step()
-                pg_l, v_l, ent_l, kl = (
-                    pg_loss.item(),
-                    v_loss.item(),
-                    entropy.item(),
-                    approx_kl.item(),
-                )
-            if cfg.target_kl is not None and kl > cfg.target_kl:
-                break
-        model.eval()
-        var_y = float(b_ret.var())
-        explained = math.nan if var_y == 0 else 1.0 - float((b_ret - b_val).var()) / var_y
-        return {
-            "policy_loss": pg_l,
-            "value_loss": v_l,
-            "entropy": ent_l,
-            "approx_kl": kl,
-            "clip_fraction": float(np.mean(clip_fracs)) if clip_fracs else 0.0,
-            "explained_variance": explained,
-        }
+        rollout.actions[step] = act
+        return act
+
+    def _values(self, obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return self.model.value(torch.from_numpy(obs)).numpy()
+
+    def _optimize(self, rollout: Rollout, adv: np.ndarray, ret: np.ndarray) -> dict[str, float]:
+        model = self.model
+        b_obs = torch.from_numpy(rollout.obs.reshape(-1, self.observation_size))
+        masks = rollout.masks
+        b_mask = None if masks.all() else torch.from_numpy(masks.reshape(-1, masks.shape[-1]))
+        b_ret = torch.from_numpy(ret.reshape(-1))
+        b_val = torch.from_numpy(rollout.values.reshape(-1))
+        stats = self.ppo_epochs(
+            model,
+            self.optimizer,
+            lambda idx: model.logits(b_obs[idx], None if b_mask is None else b_mask[idx]),
+            lambda idx: model.value(b_obs[idx]),
+            torch.from_numpy(rollout.actions.reshape(-1)),
+            torch.from_numpy(rollout.logprobs.reshape(-1)),
+            torch.from_numpy(adv.reshape(-1)),
+            b_ret,
+            b_val,
+            self.config.ent_coef,
+        )
+        stats["explained_variance"] = explained_variance(b_ret, b_val)
+        if self.config.normalize_observation:
+            model.obs_rms.update(rollout.obs.reshape(-1, self.observation_size))
+            model._refresh()
+        actions = rollout.actions
+        freq = np.bincount(actions.ravel(), minlength=len(self.action_names)) / actions.size
+        for name, f in zip(self.action_names, freq):
+            stats[f"freq_{name}"] = float(f)
+        return stats
+
+    def _after_update(self, row: dict[str, float], last: bool, log: UpdateLog) -> None:
+        """Validate every ``eval_every`` updates and after the last one."""
+        every = self.config.eval_every
+        if every and (self.updates % every == 0 or last):
+            assert self.validator is not None
+            row["val_objective"] = self.validator.validate(self, log.writer).objective
 
     # --- persistence ---------------------------------------------------------------------------
     def state(self, validation: Any = None) -> dict[str, Any]:
@@ -1051,7 +564,7 @@ class PPOTrainer:
         return {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
-            "config": dataclasses.asdict(self.config),
+            "config": self.config.as_dict(),
             "action_names": list(self.action_names),
             "observation_size": self.observation_size,
             "model": self.model.state_dict(),
@@ -1062,22 +575,6 @@ class PPOTrainer:
             "episodes": self.episodes,
             "validation": record,
         }
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the checkpoint atomically (``torch.save`` of state dicts, never a pickle of
-        objects)."""
-        return write_checkpoint_file(path, self.state())
-
-    @staticmethod
-    def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
-        """Load and check a PPO checkpoint (``weights_only=True``); :class:`InputError` if not."""
-        return read_checkpoint_file(
-            path,
-            CHECKPOINT_FORMAT,
-            CHECKPOINT_VERSION,
-            "not a PPO checkpoint of hdeeprm (saved by PPOTrainer.save or "
-            "hdeeprm-launch -om with algorithm 'ppo')",
-        )
 
     def load_state(self, state: dict[str, Any], source: str | None = None) -> None:
         """Restore weights, optimiser and counters; the spaces must match."""
@@ -1120,8 +617,27 @@ class PPOTrainer:
         return trainer
 
     def close(self) -> None:
-        if self.envs is not None:
-            self.envs.close()
-            self.envs = None
+        super().close()
         if self.validator is not None:
             self.validator.close()
+
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "PPO_LOG_COLUMNS",
+    "TRAINER_COST",
+    "VECTOR_KINDS",
+    "ActorCritic",
+    "EnvFactory",
+    "PPOConfig",
+    "PPOTrainer",
+    "ReturnStats",
+    "build_vector_env",
+    "env_factories",
+    "gae",
+    "gumbel_sample",
+    "inputs_factories",
+    "read_checkpoint_file",
+    "scale_by_return_std",
+    "write_checkpoint_file",
+]

@@ -21,11 +21,12 @@ are trained together from the same experience. Here:
   two-step action); the policy selector learns only from steps that chose a job.
 
 With one step (``policies=None``) or one policy there is no policy selector: this is then
-the project's PPO for plain job selection (the RLScheduler benchmark). It reuses
-:mod:`hdeeprm.training.ppo`'s GAE, return scaling and vector environments (SAME_STEP
-autoreset, ``sync``/``async``/``ray``). Same config, seed and environments give the same
-weights bit for bit (private ``torch.Generator`` and NumPy generator). Checkpoints are state
-dicts (``torch.save``) read back with ``torch.load(weights_only=True)``.
+the project's PPO for plain job selection (the RLScheduler benchmark). The loop, GAE, return
+scaling, vector environments (``sync``/``async``/``shared``/``ray``), logs and checkpoint files
+are :class:`~hdeeprm.training.onpolicy.OnPolicyTrainer`'s; this module gives the two networks,
+how they act and what each learns from. Same config, seed and environments give the same
+weights bit for bit. Checkpoints are state dicts (``torch.save``) read back with
+``torch.load(weights_only=True)``.
 
 Example::
 
@@ -41,11 +42,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -53,50 +53,54 @@ import torch
 from torch import nn
 
 from hdeeprm.errors import InputError
-from hdeeprm.training.ppo import (
-    VECTOR_KINDS,
-    ReturnStats,
-    _layer,
-    build_vector_env,
-    gae,
+from hdeeprm.training.onpolicy import (
+    OnPolicyConfig,
+    OnPolicyTrainer,
+    Rollout,
+    explained_variance,
     gumbel_sample,
-    read_checkpoint_file,
-    scale_by_return_std,
-    write_checkpoint_file,
+    seeded,
 )
+from hdeeprm.training.onpolicy import layer as _layer
 
 #: Format tag and version of two-step checkpoints.
 CHECKPOINT_FORMAT = "hdeeprm-twostep-ppo"
 CHECKPOINT_VERSION = 1
+#: Columns of ``training_log.csv`` (``job_``: the job selector; ``policy_``: the policy
+#: selector, empty without one or without a chosen job in the rollout).
+TWOSTEP_LOG_COLUMNS = (
+    "update",
+    "steps",
+    "episodes",
+    "return",
+    "objective",
+    *(
+        f"{net}_{key}"
+        for net in ("job", "policy")
+        for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+    ),
+    "job_explained_variance",
+    "do_nothing",
+    "policy_reward",
+    "learning_rate",
+    "steps_per_s",
+)
 
 
 @dataclass
-class TwoStepConfig:
-    """Hyperparameters of both selectors (``policy_*``: the policy selector's own)."""
+class TwoStepConfig(OnPolicyConfig):
+    """Hyperparameters of both selectors: :class:`~hdeeprm.training.onpolicy.OnPolicyConfig`'s
+    (the job selector's; the policy selector's reward is immediate, so ``gamma`` and
+    ``gae_lambda`` are the job selector's alone) and ``policy_*``, the policy selector's own."""
 
-    #: Decision steps to train for, over all environments (``learn()``'s default).
     total_timesteps: int = 100_000
-    #: Environments stepped together; a rollout has ``num_envs * num_steps`` decisions.
     num_envs: int = 2
     num_steps: int = 1024
-    #: ``"sync"``, ``"async"`` or ``"ray"`` (see :class:`hdeeprm.training.ppo.PPOConfig`).
-    vector: str = "sync"
-    envs_per_actor: int = 1
-    #: Adam step sizes, linearly annealed to 0 over the run when ``anneal_lr``.
-    learning_rate: float = 3e-4
-    policy_learning_rate: float = 1e-3
-    anneal_lr: bool = True
-    #: The job selector's discount and GAE lambda (the policy selector's reward is immediate).
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
     num_minibatches: int = 4
-    update_epochs: int = 4
-    clip_coef: float = 0.2
     #: Entropy bonuses: none for the job selector (its do-nothing prior would wash out).
     ent_coef: float = 0.0
     policy_ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
+    policy_learning_rate: float = 1e-3
     #: Width of the kernel's job embedding, of the critic's layers, of the policy selector.
     hidden: int = 32
     critic_hidden: int = 64
@@ -114,66 +118,21 @@ class TwoStepConfig:
     #: has a good policy and an untrained critic; the critic's first advantages are noise,
     #: and policy steps taken on them undo the warm start.
     critic_warmup: int = 0
-    #: Scale the job selector's rewards by the running std of the discounted return.
-    normalize_reward: bool = True
-    seed: int = 0
-    torch_threads: int = 1
 
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    def validate(self) -> TwoStepConfig:
-        """Raise :class:`InputError` naming the first bad field; return ``self``."""
-        for key in (
-            "total_timesteps",
-            "num_envs",
-            "num_steps",
-            "num_minibatches",
-            "update_epochs",
-            "hidden",
-            "critic_hidden",
-            "policy_hidden",
-            "torch_threads",
-            "envs_per_actor",
-        ):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"expected an integer >= 1, got {value!r}", None, key)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"expected an integer >= 0, got {self.seed!r}", None, "seed")
-        for key, low, high in (
-            ("learning_rate", 0.0, None),
-            ("policy_learning_rate", 0.0, None),
-            ("gamma", 0.0, 1.0),
-            ("gae_lambda", 0.0, 1.0),
-            ("clip_coef", 0.0, None),
-            ("ent_coef", 0.0, None),
-            ("policy_ent_coef", 0.0, None),
-            ("vf_coef", 0.0, None),
-            ("max_grad_norm", 0.0, None),
-            ("nothing_bias", None, None),
-            ("slot_order_bias", 0.0, None),
-        ):
-            value = getattr(self, key)
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            ok = ok and math.isfinite(value)
-            ok = ok and (low is None or value >= low) and (high is None or value <= high)
-            if not ok:
-                raise InputError(f"expected a finite number in range, got {value!r}", None, key)
-        warmup = self.critic_warmup
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise InputError(f"expected an integer >= 0, got {warmup!r}", None, "critic_warmup")
-        if self.batch_size % self.num_minibatches:
-            raise InputError(
-                f"num_envs x num_steps ({self.batch_size}) must be a multiple of "
-                f"num_minibatches ({self.num_minibatches})",
-                None,
-                "num_minibatches",
-            )
-        if self.vector not in VECTOR_KINDS:
-            raise InputError(f"expected one of {', '.join(VECTOR_KINDS)}", None, "vector")
-        return self
+    KIND: ClassVar[str] = "two-step PPO"
+    POSITIVE: ClassVar[tuple[str, ...]] = (
+        *OnPolicyConfig.POSITIVE,
+        "critic_hidden",
+        "policy_hidden",
+    )
+    NATURAL: ClassVar[tuple[str, ...]] = (*OnPolicyConfig.NATURAL, "critic_warmup")
+    NUMBERS: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        *OnPolicyConfig.NUMBERS,
+        ("policy_learning_rate", 0.0, None),
+        ("policy_ent_coef", 0.0, None),
+        ("nothing_bias", None, None),
+        ("slot_order_bias", 0.0, None),
+    )
 
 
 # --- networks ----------------------------------------------------------------------------------
@@ -319,7 +278,7 @@ def _final_or_now(info: dict[str, Any], key: str, ended: np.ndarray, default: An
 
 
 # --- the trainer -------------------------------------------------------------------------------
-class TwoStepPPO:
+class TwoStepPPO(OnPolicyTrainer):
     """Job selector and policy selector trained together with PPO (module docstring).
 
     Args:
@@ -327,7 +286,17 @@ class TwoStepPPO:
         env_fns: ``JobSelectionEnv`` factories, one per vector slot; None gives an agent that
             can only act (``spaces`` then describes the environment).
         spaces: ``{"slots", "width", "context", "policies"}`` when ``env_fns`` is None.
+        run_dir: folder for ``training_log.csv`` (:data:`TWOSTEP_LOG_COLUMNS`) and
+            ``tensorboard/`` (None: no files; :attr:`history` has every row either way).
+        tensorboard: write TensorBoard scalars (None: when tensorboard is importable).
     """
+
+    CHECKPOINT_FORMAT = CHECKPOINT_FORMAT
+    CHECKPOINT_VERSION = CHECKPOINT_VERSION
+    NOT_OURS = "not a two-step PPO checkpoint of hdeeprm (TwoStepPPO.save)"
+    NO_ENVS = "this agent has no environments (built to act only)"
+    MAIN_KEYS = "job_"
+    config: TwoStepConfig
 
     def __init__(
         self,
@@ -335,18 +304,12 @@ class TwoStepPPO:
         env_fns: Sequence[Callable[[], gym.Env]] | None = None,
         *,
         spaces: dict[str, Any] | None = None,
+        run_dir: str | os.PathLike[str] | None = None,
+        tensorboard: bool | None = None,
     ) -> None:
-        self.config = config.validate()
-        self.envs: gym.vector.VectorEnv | None = None
-        if env_fns is not None:
-            if len(env_fns) != config.num_envs:
-                raise ValueError(
-                    f"{len(env_fns)} environment factories for num_envs={config.num_envs}"
-                )
-            # Every step's info (policy masks and rewards) is needed: ``full_info``.
-            self.envs = build_vector_env(
-                env_fns, config.vector, config.envs_per_actor, full_info=True
-            )
+        # Every step's info (policy masks and rewards) is needed: ``full_info``.
+        super().__init__(config, env_fns, run_dir=run_dir, tensorboard=tensorboard, full_info=True)
+        if self.envs is not None:
             slots = int(self.envs.get_attr("queue_slots")[0])
             size = int(np.prod(self.envs.single_observation_space.shape))
             policies = self.envs.get_attr("policies")[0]
@@ -365,9 +328,7 @@ class TwoStepPPO:
         self.policies: list[str] | None = spaces["policies"]
         self.two_step = self.policies is not None
         self.observation_size = slots * width + context
-        torch.set_num_threads(config.torch_threads)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(config.seed)
+        with seeded(config.seed):
             self.job_net = KernelJobNet(
                 slots,
                 width,
@@ -393,16 +354,7 @@ class TwoStepPPO:
                 self.policy_net.parameters(), lr=config.policy_learning_rate, eps=1e-5
             )
         )
-        self.generator = torch.Generator().manual_seed(config.seed)
-        self.rng = np.random.default_rng(config.seed)
-        self.ret_rms = ReturnStats()
-        self.global_step = 0
-        self.updates = 0
-        self.episodes = 0
-        #: One dict per update: steps, episodes, mean objective of finished episodes, losses.
-        self.history: list[dict[str, float]] = []
-        self._next: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
-        self._returns = np.zeros(config.num_envs)
+        self._next_pmask: np.ndarray | None = None
 
     # --- acting ----------------------------------------------------------------------------
     def _policy_input(self, obs: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
@@ -461,231 +413,121 @@ class TwoStepPPO:
         action = self.predict(env.observation(), env.action_masks(), pmask, deterministic)
         return action if self.two_step else int(action)
 
-    # --- training --------------------------------------------------------------------------
-    def _observe(self, obs: np.ndarray, info: dict[str, Any], ended: np.ndarray) -> None:
+    # --- training: what the two selectors add to the on-policy loop ----------------------
+    def log_columns(self) -> list[str]:
+        return list(TWOSTEP_LOG_COLUMNS)
+
+    def _optimizers(self) -> list[tuple[torch.optim.Optimizer, float]]:
+        out = [(self.job_opt, self.config.learning_rate)]
+        if self.policy_opt is not None:
+            out.append((self.policy_opt, self.config.policy_learning_rate))
+        return out
+
+    def _new_rollout(self) -> Rollout:
+        cfg = self.config
+        shape = (cfg.num_steps, cfg.num_envs)
+        rollout = Rollout.zeros(*shape, self.observation_size, self.slots + 1)
+        if self.policy_net is not None:
+            # The policy selector's samples: input, mask row, action, log-prob, reward, value,
+            # and whether a job was chosen (do nothing places nothing: not a sample).
+            rollout.extra = {
+                "input": np.zeros((*shape, self.width + self.context), dtype=np.float32),
+                "rows": np.ones((*shape, len(self.policies)), dtype=bool),
+                "actions": np.zeros(shape, dtype=np.int64),
+                "logprobs": np.zeros(shape, dtype=np.float32),
+                "rewards": np.zeros(shape, dtype=np.float32),
+                "values": np.zeros(shape, dtype=np.float32),
+                "valid": np.zeros(shape, dtype=bool),
+            }
+        return rollout
+
+    def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> None:
         n = self.config.num_envs
         mask = np.asarray(info["action_mask"], dtype=bool).reshape(n, self.slots + 1).copy()
         mask[~mask.any(axis=1)] = True
-        pmask = None
+        self._next_obs, self._next_mask = obs.astype(np.float32), mask
         if self.two_step:
-            pmask = np.asarray(info["policy_mask"], dtype=bool).reshape(n, self.slots, -1)
-        self._next = (obs.astype(np.float32), mask, pmask)
-
-    def learn(
-        self,
-        total_timesteps: int | None = None,
-        *,
-        callback: Callable[[dict[str, float]], Any] | None = None,
-    ) -> TwoStepPPO:
-        """Train both selectors for ``total_timesteps`` decisions, in whole rollouts.
-
-        ``callback`` receives each update's row (see :attr:`history`); ``False`` stops."""
-        if self.envs is None:
-            raise RuntimeError("this agent has no environments (built to act only)")
-        cfg = self.config
-        total = cfg.total_timesteps if total_timesteps is None else int(total_timesteps)
-        n_updates = max(1, total // cfg.batch_size)
-        n_env, n_steps, size = cfg.num_envs, cfg.num_steps, self.observation_size
-        obs_buf = np.zeros((n_steps, n_env, size), dtype=np.float32)
-        mask_buf = np.ones((n_steps, n_env, self.slots + 1), dtype=bool)
-        act_buf = np.zeros((n_steps, n_env), dtype=np.int64)
-        logp_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        rew_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        done_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        val_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-        psm = self.policy_net is not None
-        if psm:
-            nb_p = len(self.policies)
-            pin_buf = np.zeros((n_steps, n_env, self.width + self.context), dtype=np.float32)
-            prow_buf = np.ones((n_steps, n_env, nb_p), dtype=bool)
-            pact_buf = np.zeros((n_steps, n_env), dtype=np.int64)
-            plogp_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-            prew_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-            pval_buf = np.zeros((n_steps, n_env), dtype=np.float32)
-            pvalid_buf = np.zeros((n_steps, n_env), dtype=bool)
-        if self._next is None:
-            obs, info = self.envs.reset(seed=cfg.seed)
-            self._observe(obs, info, np.zeros(n_env, dtype=bool))
-        next_done = np.zeros(n_env, dtype=np.float32)
-        for update in range(n_updates):
-            t0 = time.perf_counter()
-            frac = 1.0 - update / n_updates if cfg.anneal_lr else 1.0
-            for group in self.job_opt.param_groups:
-                group["lr"] = cfg.learning_rate * frac
-            if self.policy_opt is not None:
-                for group in self.policy_opt.param_groups:
-                    group["lr"] = cfg.policy_learning_rate * frac
-            objectives: list[float] = []
-            for step in range(n_steps):
-                obs_np, mask_np, pmask_np = self._next
-                obs_buf[step], mask_buf[step], done_buf[step] = obs_np, mask_np, next_done
-                with torch.no_grad():
-                    obs_t = torch.from_numpy(obs_np)
-                    logits = self.job_net.logits(obs_t, torch.from_numpy(mask_np))
-                    value = self.job_net.value(obs_t)
-                    slot = self._sample(logits)
-                    logp = torch.log_softmax(logits, -1).gather(1, slot[:, None])[:, 0]
-                    slot_np = slot.numpy()
-                    act_buf[step], logp_buf[step], val_buf[step] = slot_np, logp, value
-                    action: np.ndarray = slot_np
-                    if self.two_step:
-                        policy = np.zeros(n_env, dtype=np.int64)
-                        if psm:
-                            rows = self._policy_rows(pmask_np, slot_np)
-                            pin = self._policy_input(obs_t, slot)
-                            plog = self.policy_net.logits(pin, torch.from_numpy(rows))
-                            p = self._sample(plog)
-                            policy = p.numpy()
-                            pin_buf[step], prow_buf[step], pact_buf[step] = pin, rows, policy
-                            plogp_buf[step] = torch.log_softmax(plog, -1).gather(1, p[:, None])[
-                                :, 0
-                            ]
-                            pval_buf[step] = self.policy_net.value(pin)
-                            pvalid_buf[step] = slot_np < self.slots
-                        action = np.stack([slot_np, policy], axis=1)
-                obs, reward, term, trunc, info = self.envs.step(action)
-                ended = np.logical_or(term, trunc)
-                rew_buf[step] = self._scale(np.asarray(reward, dtype=np.float64), ended)
-                if psm:
-                    prew_buf[step] = _final_or_now(info, "policy_reward", ended, np.zeros(n_env))
-                if ended.any():
-                    final = info.get("final_info", {})
-                    for i in np.flatnonzero(ended):
-                        if "objective" in final and final.get("_objective", ended)[i]:
-                            objectives.append(float(final["objective"][i]))
-                    self.episodes += int(ended.sum())
-                next_done = ended.astype(np.float32)
-                self._observe(obs, info, ended)
-            self.global_step += cfg.batch_size
-            row = self._update_jobs(
-                obs_buf, mask_buf, act_buf, logp_buf, rew_buf, done_buf, val_buf, next_done
+            self._next_pmask = np.asarray(info["policy_mask"], dtype=bool).reshape(
+                n, self.slots, -1
             )
-            if psm:
-                valid = pvalid_buf.reshape(-1)
-                row.update(
-                    self._update_policies(
-                        pin_buf.reshape(-1, pin_buf.shape[-1])[valid],
-                        prow_buf.reshape(-1, nb_p)[valid],
-                        pact_buf.reshape(-1)[valid],
-                        plogp_buf.reshape(-1)[valid],
-                        prew_buf.reshape(-1)[valid],
-                        pval_buf.reshape(-1)[valid],
-                    )
-                )
-            self.updates += 1
-            row.update(
-                update=self.updates,
-                steps=self.global_step,
-                episodes=self.episodes,
-                objective=float(np.mean(objectives)) if objectives else math.nan,
-                steps_per_s=cfg.batch_size / (time.perf_counter() - t0),
-            )
-            self.history.append(row)
-            if callback is not None and callback(row) is False:
-                break
-        return self
 
-    def _scale(self, reward: np.ndarray, ended: np.ndarray) -> np.ndarray:
-        """Divide by the running std of the discounted return (as ``PPOTrainer``)."""
-        if not self.config.normalize_reward:
-            return reward.astype(np.float32)
-        scaled, self._returns = scale_by_return_std(
-            reward, ended, self._returns, self.ret_rms, self.config.gamma
-        )
-        return scaled
-
-    def _ppo_epochs(
-        self,
-        net: nn.Module,
-        optimizer: torch.optim.Optimizer,
-        logits_fn: Callable[[torch.Tensor], torch.Tensor],
-        value_fn: Callable[[torch.Tensor], torch.Tensor],
-        n: int,
-        act: torch.Tensor,
-        old_logp: torch.Tensor,
-        adv: torch.Tensor,
-        ret: torch.Tensor,
-        old_val: torch.Tensor,
-        ent_coef: float,
-        fit_policy: bool = True,
-    ) -> dict[str, float]:
-        """Clipped-objective epochs over minibatches of ``n`` samples (shared by both);
-        without ``fit_policy``, the value loss alone (``critic_warmup``)."""
-        cfg = self.config
-        mb = max(1, n // cfg.num_minibatches)
-        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0}
-        for _ in range(cfg.update_epochs):
-            order = torch.from_numpy(self.rng.permutation(n))
-            for start in range(0, n, mb):
-                idx = order[start : start + mb]
-                logp_all = torch.log_softmax(logits_fn(idx), -1)
-                new_logp = logp_all.gather(1, act[idx, None])[:, 0]
-                entropy = -(logp_all.exp() * logp_all.clamp(min=-1e8)).sum(-1).mean()
-                log_ratio = new_logp - old_logp[idx]
-                ratio = log_ratio.exp()
-                m_adv = adv[idx]
-                if len(idx) > 1:
-                    m_adv = (m_adv - m_adv.mean()) / (m_adv.std() + 1e-8)
-                pg = torch.max(
-                    -m_adv * ratio, -m_adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)
-                ).mean()
-                new_v = value_fn(idx)
-                v_clip = old_val[idx] + (new_v - old_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-                v_loss = (
-                    0.5
-                    * torch.max((new_v - ret[idx]).square(), (v_clip - ret[idx]).square()).mean()
-                )
-                loss = cfg.vf_coef * v_loss
-                if fit_policy:
-                    loss = pg - ent_coef * entropy + loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                with torch.no_grad():
-                    kl = ((ratio - 1) - log_ratio).mean()
-                stats = {
-                    "policy_loss": pg.item(),
-                    "value_loss": v_loss.item(),
-                    "entropy": entropy.item(),
-                    "approx_kl": kl.item(),
-                }
-        return stats
-
-    def _update_jobs(
-        self,
-        obs_buf: np.ndarray,
-        mask_buf: np.ndarray,
-        act_buf: np.ndarray,
-        logp_buf: np.ndarray,
-        rew_buf: np.ndarray,
-        done_buf: np.ndarray,
-        val_buf: np.ndarray,
-        next_done: np.ndarray,
-    ) -> dict[str, float]:
-        cfg, net = self.config, self.job_net
+    def _act(self, rollout: Rollout, step: int) -> np.ndarray:
+        assert self._next_obs is not None and self._next_mask is not None
         with torch.no_grad():
-            next_value = net.value(torch.from_numpy(self._next[0])).numpy()
-        adv = gae(rew_buf, val_buf, done_buf, next_value, next_done, cfg.gamma, cfg.gae_lambda)
-        ret = adv + val_buf
-        b_obs = torch.from_numpy(obs_buf.reshape(-1, self.observation_size))
-        b_mask = torch.from_numpy(mask_buf.reshape(-1, self.slots + 1))
-        stats = self._ppo_epochs(
+            obs_t = torch.from_numpy(self._next_obs)
+            logits = self.job_net.logits(obs_t, torch.from_numpy(self._next_mask))
+            value = self.job_net.value(obs_t)
+            slot = self._sample(logits)
+            logp = torch.log_softmax(logits, -1).gather(1, slot[:, None])[:, 0]
+            slot_np = slot.numpy()
+            rollout.actions[step], rollout.logprobs[step] = slot_np, logp
+            rollout.values[step] = value
+            if not self.two_step:
+                return slot_np
+            policy = np.zeros(self.config.num_envs, dtype=np.int64)
+            if self.policy_net is not None:
+                x = rollout.extra
+                rows = self._policy_rows(self._next_pmask, slot_np)
+                pin = self._policy_input(obs_t, slot)
+                plog = self.policy_net.logits(pin, torch.from_numpy(rows))
+                p = self._sample(plog)
+                policy = p.numpy()
+                x["input"][step], x["rows"][step], x["actions"][step] = pin, rows, policy
+                x["logprobs"][step] = torch.log_softmax(plog, -1).gather(1, p[:, None])[:, 0]
+                x["values"][step] = self.policy_net.value(pin)
+                x["valid"][step] = slot_np < self.slots
+        return np.stack([slot_np, policy], axis=1)
+
+    def _after_step(self, rollout: Rollout, step: int, info: dict[str, Any], ended: Any) -> None:
+        if self.policy_net is not None:
+            zeros = np.zeros(self.config.num_envs)
+            rollout.extra["rewards"][step] = _final_or_now(info, "policy_reward", ended, zeros)
+
+    def _values(self, obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return self.job_net.value(torch.from_numpy(obs)).numpy()
+
+    def _optimize(self, rollout: Rollout, adv: np.ndarray, ret: np.ndarray) -> dict[str, float]:
+        cfg, net = self.config, self.job_net
+        b_obs = torch.from_numpy(rollout.obs.reshape(-1, self.observation_size))
+        b_mask = torch.from_numpy(rollout.masks.reshape(-1, self.slots + 1))
+        b_ret = torch.from_numpy(ret.reshape(-1))
+        b_val = torch.from_numpy(rollout.values.reshape(-1))
+        stats = self.ppo_epochs(
             net,
             self.job_opt,
             lambda idx: net.logits(b_obs[idx], b_mask[idx]),
             lambda idx: net.value(b_obs[idx]),
-            len(b_obs),
-            torch.from_numpy(act_buf.reshape(-1)),
-            torch.from_numpy(logp_buf.reshape(-1)),
+            torch.from_numpy(rollout.actions.reshape(-1)),
+            torch.from_numpy(rollout.logprobs.reshape(-1)),
             torch.from_numpy(adv.reshape(-1)),
-            torch.from_numpy(ret.reshape(-1)),
-            torch.from_numpy(val_buf.reshape(-1)),
+            b_ret,
+            b_val,
             cfg.ent_coef,
             fit_policy=self.updates >= cfg.critic_warmup,
         )
-        freq = float(np.mean(act_buf == self.slots))
-        return {**{f"job_{k}": v for k, v in stats.items()}, "do_nothing": freq}
+        stats["explained_variance"] = explained_variance(b_ret, b_val)
+        row = {f"job_{k}": v for k, v in stats.items()}
+        row["do_nothing"] = float(np.mean(rollout.actions == self.slots))
+        if self.policy_net is not None:
+            x = rollout.extra
+            valid = x["valid"].reshape(-1)
+
+            def samples(key: str) -> np.ndarray:
+                a = x[key]
+                return a.reshape(-1, *a.shape[2:])[valid]
+
+            row.update(
+                self._update_policies(
+                    samples("input"),
+                    samples("rows"),
+                    samples("actions"),
+                    samples("logprobs"),
+                    samples("rewards"),
+                    samples("values"),
+                )
+            )
+        return row
 
     def _update_policies(
         self,
@@ -701,12 +543,11 @@ class TwoStepPPO:
             return {}
         net = self.policy_net
         b_in, b_rows = torch.from_numpy(np.ascontiguousarray(pin)), torch.from_numpy(rows)
-        stats = self._ppo_epochs(
+        stats = self.ppo_epochs(
             net,
             self.policy_opt,
             lambda idx: net.logits(b_in[idx], b_rows[idx]),
             lambda idx: net.value(b_in[idx]),
-            len(act),
             torch.from_numpy(act),
             torch.from_numpy(logp),
             torch.from_numpy(rew - val),
@@ -724,7 +565,7 @@ class TwoStepPPO:
         return {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
-            "config": dataclasses.asdict(self.config),
+            "config": self.config.as_dict(),
             "spaces": dict(self.spaces),
             "job_net": self.job_net.state_dict(),
             "job_opt": self.job_opt.state_dict(),
@@ -734,22 +575,13 @@ class TwoStepPPO:
             "counters": [self.global_step, self.updates, self.episodes],
         }
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the checkpoint atomically (state dicts, never a pickle of objects)."""
-        return write_checkpoint_file(path, self.state())
-
     @classmethod
     def load(
         cls, path: str | os.PathLike[str], env_fns: Sequence[Callable[[], gym.Env]] | None = None
     ) -> TwoStepPPO:
         """An agent from a checkpoint (``weights_only=True``); :class:`InputError` if the file
         is not one, or was trained for other spaces than ``env_fns``' environments."""
-        state = read_checkpoint_file(
-            path,
-            CHECKPOINT_FORMAT,
-            CHECKPOINT_VERSION,
-            "not a two-step PPO checkpoint of hdeeprm (TwoStepPPO.save)",
-        )
+        state = cls.read_checkpoint(path)
         file = Path(path)
         config = TwoStepConfig(**state["config"])
         if env_fns is not None and len(env_fns) != config.num_envs:
@@ -769,8 +601,3 @@ class TwoStepPPO:
         agent.ret_rms.load(state["ret_rms"])
         agent.global_step, agent.updates, agent.episodes = (int(v) for v in state["counters"])
         return agent
-
-    def close(self) -> None:
-        if self.envs is not None:
-            self.envs.close()
-            self.envs = None

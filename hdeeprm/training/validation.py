@@ -10,11 +10,12 @@ to compare across seeds, without ever looking at the held-out ``eval_jobs``.
 Every ``eval_every`` updates (and after the last one) :class:`Validator` plays the current
 greedy policy on every validation window (:func:`hdeeprm.training.evaluate.evaluate`; the
 windows and their random-policy seeds depend on ``val_seed`` alone, so every validation sees
-the same episodes), appends a row to ``validation_log.csv``, writes ``val/...`` TensorBoard
-scalars, and when the validation statistic (below; by default the mean objective) is strictly
-better than every earlier one (lower for costs, higher for utilisation) keeps a copy of the
-trainer's state and writes it atomically to ``best_model.pt``. Validation draws no random
-number of the trainer, so training with and without it gives the same weights bit for bit.
+the same episodes), appends a row to ``validation_log.csv``, writes ``hdeeprm/val_...``
+TensorBoard scalars, and when the validation statistic (below; by default the mean objective)
+is strictly better than every earlier one (lower for costs, higher for utilisation) keeps a
+copy of the trainer's state and writes it atomically to ``best_model.pt``. Validation draws
+no random number of the trainer, so training with and without it gives the same weights bit
+for bit.
 
 Which checkpoint is "better" is the validation *statistic* (:data:`STATISTICS`): ``mean``
 (the default), ``median`` over the windows, or ``wins``: the number of windows on which the
@@ -220,9 +221,9 @@ class Validator:
         self._write_log()
         if writer is not None:
             step = trainer.global_step
-            writer.add_scalar("val/objective", result.objective, step)
-            writer.add_scalar("val/mean_slowdown", result.mean_slowdown, step)
-            writer.add_scalar("val/best_objective", self.best.objective, step)  # type: ignore[union-attr]
+            writer.add_scalar("hdeeprm/val_objective", result.objective, step)
+            writer.add_scalar("hdeeprm/val_mean_slowdown", result.mean_slowdown, step)
+            writer.add_scalar("hdeeprm/val_best_objective", self.best.objective, step)  # type: ignore[union-attr]
         return result
 
     def key(self, result: ValidationResult) -> tuple[float, ...]:

@@ -82,6 +82,26 @@ def test_from_params_rejects_unknown_and_bad_values() -> None:
     assert config.learning_rate == 1.0 and config.batch_size == 2 * 512
 
 
+def test_torch_threads_are_set_and_recorded() -> None:
+    before = torch.get_num_threads()
+    try:
+        assert PPOTrainer(small_config(), [Bandit, Bandit]).torch_threads == 1
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        # 0 leaves torch's setting alone
+        assert PPOTrainer(small_config(torch_threads=0), [Bandit, Bandit]).torch_threads == 2
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(InputError, match=r"params.torch_threads: expected an integer >= 0"):
+        PPOConfig.from_params({"torch_threads": -1})
+
+
+def test_progress_bar_is_quiet_off_a_terminal(capsys) -> None:
+    trainer = PPOTrainer(small_config(), [Bandit, Bandit])
+    trainer.learn(64, progress=True)
+    assert capsys.readouterr().err == ""
+
+
 def test_gae_by_hand() -> None:
     # One environment, three steps, episode boundary before step 2 (starts[2] = 1).
     rewards = np.array([[1.0], [2.0], [3.0]], np.float32)
@@ -167,11 +187,45 @@ def test_save_load_round_trip_and_bad_files(tmp_path) -> None:
         PPOTrainer.load(tmp_path / "missing.pt")
 
 
-def test_tensorboard_event_files(tmp_path) -> None:
+def tensorboard_scalars(folder) -> dict[str, list[float]]:
+    """Every scalar of the event files in ``folder``, by tag."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder))
+    events.Reload()
+    return {tag: [e.value for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_tensorboard_scalars_have_sb3_names(tmp_path) -> None:
     pytest.importorskip("tensorboard")
     trainer = PPOTrainer(small_config(), [Bandit, Bandit], run_dir=tmp_path, tensorboard=True)
-    trainer.learn(64)
+    trainer.learn(128)
     assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
+    scalars = tensorboard_scalars(tmp_path / "tensorboard")
+    sb3 = {
+        "rollout/ep_rew_mean",
+        "rollout/ep_len_mean",
+        "train/entropy_loss",
+        "train/policy_gradient_loss",
+        "train/value_loss",
+        "train/approx_kl",
+        "train/clip_fraction",
+        "train/loss",
+        "train/explained_variance",
+        "train/learning_rate",
+        "train/clip_range",
+        "time/fps",
+    }
+    assert sb3 <= set(scalars)
+    assert all(tag in sb3 or tag.startswith("hdeeprm/") for tag in scalars)
+    assert {"hdeeprm/rollout_s", "hdeeprm/freq_good", "hdeeprm/episodes"} <= set(scalars)
+    # The same numbers as the CSV log (entropy as SB3's loss term, negated).
+    rows = trainer.history
+    assert len(scalars["train/value_loss"]) == len(rows) == 2
+    for row, ent, lr in zip(rows, scalars["train/entropy_loss"], scalars["train/learning_rate"]):
+        assert ent == pytest.approx(-row["entropy"]) and lr == pytest.approx(row["learning_rate"])
+    assert scalars["rollout/ep_len_mean"] == [5.0, 5.0]  # the bandit's episodes
+    assert scalars["train/clip_range"] == [pytest.approx(0.2)] * 2
 
 
 # --- on hdeeprm's environment ----------------------------------------------------------------

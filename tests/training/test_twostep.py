@@ -185,3 +185,30 @@ def test_critic_warmup_fits_the_critic_alone_first(tmp_path) -> None:
     agent.close()
     with pytest.raises(InputError, match="critic_warmup"):
         _config(critic_warmup=-1).validate()
+
+
+def test_training_log_and_tensorboard(tmp_path) -> None:
+    """With a run folder: ``training_log.csv`` with one row per update, and TensorBoard
+    scalars with SB3's names for the job selector, ``hdeeprm/`` for the policy selector."""
+    pytest.importorskip("tensorboard")
+    from test_ppo import tensorboard_scalars
+
+    from hdeeprm.training.twostep import TWOSTEP_LOG_COLUMNS
+
+    run = tmp_path / "run"
+    agent = TwoStepPPO(
+        _config(), _factories(tmp_path, policies=POLICIES), run_dir=run, tensorboard=True
+    )
+    agent.learn(256)
+    agent.close()
+    lines = (run / "training_log.csv").read_text().splitlines()
+    assert lines[0].split(",") == list(TWOSTEP_LOG_COLUMNS) and len(lines) == 3
+    assert lines[2].split(",")[1] == "256"
+    scalars = tensorboard_scalars(run / "tensorboard")
+    assert {"train/value_loss", "train/policy_gradient_loss", "time/fps"} <= set(scalars)
+    assert {"hdeeprm/policy_value_loss", "hdeeprm/policy_reward", "hdeeprm/do_nothing"} <= set(
+        scalars
+    )
+    assert scalars["train/value_loss"] == [
+        pytest.approx(r["job_value_loss"]) for r in agent.history
+    ]

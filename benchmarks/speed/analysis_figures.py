@@ -1,6 +1,6 @@
 """Time hdeeprm-metrics and every hdeeprm-visual figure on a large run folder.
 
-Usage: ``python benchmarks/analysis_figures.py [RUN_DIR] [--nb-jobs N]``. Without RUN_DIR, a
+Usage: ``python benchmarks/speed/analysis_figures.py [RUN_DIR] [--nb-jobs N]``. Without RUN_DIR, a
 Gaia run (``--nb-jobs`` jobs of the UniLu Gaia trace, default 50,000, on the 2,280-core Gaia
 platform, shortest-high_gflops) is simulated into a temporary folder first. Prints the
 seconds to read and summarise the run and to draw and save each figure as a 1000 x 600 PNG.
@@ -23,8 +23,11 @@ from hdeeprm.analysis.metrics import summarize_run  # noqa: E402
 from hdeeprm.analysis.plots import VISUALIZATIONS, save_figure, visualize  # noqa: E402
 from hdeeprm.analysis.runfolder import RunFolder, RunFolderError  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 
@@ -58,8 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.run_dir
         if folder is None:
-            if not TRACE.is_file():
-                sys.exit(f"no run folder given and {TRACE} is absent")
+            common.require_trace(TRACE)
             folder = Path(tmp) / "gaia"
             folder.mkdir()
             t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """CuSH's Sierra-like scenario: the heuristics' NTAT and wait beside the paper's Table 1.
 
-Usage: ``python benchmarks/cush_scenario.py [--sets N] [--first-seed S] [--compute C]
+Usage: ``python benchmarks/fidelity/cush_scenario.py [--sets N] [--first-seed S] [--compute C]
 [--network W] [--queue-slots Q] [--summit]``. Simulates ``N`` job sets (seeds ``S`` to
 ``S + N - 1``; default 100 sets from seed 10,000, so that training on low seeds keeps them
 held out) on ``platform_examples/cush_sierra.json`` (128 nodes x 2 CPUs + 4 GPUs) with FCFS,
@@ -25,7 +25,7 @@ from hdeeprm.experiment.cush import (
     CushScenario,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

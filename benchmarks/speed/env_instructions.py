@@ -4,7 +4,7 @@ Usage::
 
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
         --toggle-collect=starmap_next --callgrind-out-file=/tmp/env.cg \\
-        python3.11 benchmarks/env_instructions.py [--windows W] [--trace PATH]
+        python3.11 benchmarks/speed/env_instructions.py [--windows W] [--trace PATH]
     grep '^summary' /tmp/env.cg
 
 ``env_steps.py``'s configuration (4,000-job Gaia windows drawn from seed 1, the full
@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import itertools
 import logging
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,8 +34,11 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 
 
 def main() -> None:
@@ -43,8 +47,7 @@ def main() -> None:
     parser.add_argument("--window-jobs", type=int, default=4000, help="jobs per window")
     parser.add_argument("--trace", type=Path, default=TRACE, help="the Gaia SWF trace")
     args = parser.parse_args()
-    if not args.trace.is_file():
-        raise SystemExit(f"trace not found: {args.trace}")
+    args.trace = common.require_trace(args.trace)
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     raw = {
         "seed": 1,

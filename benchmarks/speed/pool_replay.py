@@ -1,6 +1,6 @@
 """CPU time of the core pool and the resource manager alone, on the calls of a real run.
 
-Usage: ``python benchmarks/pool_replay.py [--trace gaia] [--nb-jobs N|all] [--pair
+Usage: ``python benchmarks/speed/pool_replay.py [--trace gaia] [--nb-jobs N|all] [--pair
 shortest-high_gflops] [--scheduler easy] [--repeat 3] [--traces-dir DIR]``.
 
 A whole-trace simulation spends a third to a half of its CPU time in the decision system's
@@ -33,7 +33,7 @@ from scaling import DEFAULT_TRACES, TRACES, load_inputs  # noqa: E402
 
 
 def record(
-    trace: str, size: str, pair: str, scheduler: str | None, traces_dir: Path
+    trace: str, size: str, pair: str, scheduler: str | None, traces_dir: Path | None
 ) -> tuple[Any, list[tuple], dict]:
     """Run the trace once; return the platform, the calls made on the pool and the random
     core stream's starting state."""

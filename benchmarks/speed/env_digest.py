@@ -1,6 +1,6 @@
 """Digests that pin the environment's and the engine's results bit for bit (speed work).
 
-Usage: ``python benchmarks/env_digest.py [--windows W] [--window-jobs N] [--classic-jobs M]
+Usage: ``python benchmarks/speed/env_digest.py [--windows W] [--window-jobs N] [--classic-jobs M]
 [--pairs PAIR ...]``
 
 Prints three kinds of SHA-256 digests; a change that claims identical results must leave
@@ -39,8 +39,11 @@ from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
 from hdeeprm.workload.convert import convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", nargs="*", default=["shortest-high_gflops", "random-low_power"])
     args = parser.parse_args(argv)
     if not TRACE.is_file():
-        print(f"trace not found: {TRACE}", file=sys.stderr)
+        print(common.missing_message(common.GAIA), file=sys.stderr)
         return 1
     env_digests(args.windows, args.window_jobs)
     if args.pairs:

@@ -1,6 +1,6 @@
 """Platform pipeline timings: load, platform.xml, hierarchy JSON write and read.
 
-Run: ``python benchmarks/bench_platform.py``. Prints one line per platform and step (best of
+Run: ``python benchmarks/speed/bench_platform.py``. Prints one line per platform and step (best of
 three runs, in milliseconds). Platforms: the shipped Gaia (2,280 cores) and RICC (8,192
 cores) examples, and a synthetic 100,000-core platform for scale.
 """
@@ -21,7 +21,7 @@ from hdeeprm.platform import (
     write_platform_xml,
 )
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "platform_examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "platform_examples"
 
 SYNTHETIC = {
     "types": {

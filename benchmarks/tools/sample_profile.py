@@ -1,11 +1,11 @@
 """Sample where a benchmark spends its CPU time: a tiny statistical profiler on a CPU-time timer.
 
-Usage: ``python benchmarks/sample_profile.py [--interval MS] [--top N] SCRIPT [ARGS ...]``,
-e.g. ``python benchmarks/sample_profile.py benchmarks/easy_backfilling.py ricc``.
+Usage: ``python benchmarks/tools/sample_profile.py [--interval MS] [--top N] SCRIPT [ARGS ...]``,
+e.g. ``python benchmarks/tools/sample_profile.py benchmarks/speed/easy_backfilling.py ricc``.
 
 cProfile instruments every call, which inflates call-heavy code several times over and so
 misplaces the costs (RICC's first 50,000 jobs with EASY: 24.0 s of simulation CPU under it,
-9.3 s without, ``python benchmarks/easy_backfilling.py ricc --nb-jobs 50000 [--profile]``).
+9.3 s without, ``python benchmarks/speed/easy_backfilling.py ricc --nb-jobs 50000 [--profile]``).
 This runs the script unchanged and, every ``--interval`` milliseconds of the process's CPU
 time (``ITIMER_PROF``), records the Python function running and the functions above it. It
 prints the functions by *self* samples (the one running) and by *inclusive* samples (anywhere
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from types import FrameType
 
-REPO = str(Path(__file__).resolve().parent.parent) + "/"
+REPO = str(Path(__file__).resolve().parents[2]) + "/"
 
 
 def _name(key: tuple[str, int, str]) -> str:

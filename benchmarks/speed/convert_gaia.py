@@ -3,7 +3,7 @@
 Prints the time spent reading (SWF parse alone), converting (read + filter + build) and writing
 (workload.json + job_limits.json), and jobs per second. Run from the repository root::
 
-    python benchmarks/convert_gaia.py [TRACE] [--repeat N]
+    python benchmarks/speed/convert_gaia.py [TRACE] [--repeat N]
 
 The reference speed comes from ``platform_examples/gaia.json`` through
 :func:`hdeeprm.platform.load_platform` when both exist; otherwise it is the mean peak GFLOPS
@@ -13,14 +13,18 @@ per core of thesis Table 5.1 (26,711.04 GFLOPS / 2,280 cores = 11.7154 GFLOPS).
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from hdeeprm.workload import SwfReader, convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_TRACE = common.trace_default(common.GAIA)
 #: Thesis Table 5.1: sum over node types of cores x GFLOPS per core, over 2,280 cores.
 TABLE_5_1_REFERENCE_SPEED = 26711.04 / 2280
 GAIA_CORES = 2280
@@ -54,9 +58,7 @@ def main() -> None:
     parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
     args = parser.parse_args()
-    trace = Path(args.trace)
-    if not trace.is_file():
-        raise SystemExit(f"trace not found: {trace}")
+    trace = common.require_trace(args.trace)
     speed, origin = reference_speed()
     print(f"trace {trace.name}, reference speed {speed:.4f} GFLOPS ({origin})")
 

@@ -1,6 +1,6 @@
 """Replay the whole UniLu Gaia trace on the Gaia platform with the first-fit FCFS scheduler.
 
-Run: ``python benchmarks/engine_replay.py [--profile-type delay|parallel_homogeneous]
+Run: ``python benchmarks/speed/engine_replay.py [--profile-type delay|parallel_homogeneous]
 [--trace PATH] [--no-outputs] [--cprofile]``.
 
 Prints the time to load the platform.xml (2,281 hosts) and to convert the trace, then for the
@@ -43,9 +43,12 @@ from hdeeprm.simulation import (
 )
 from hdeeprm.workload import Workload, convert_swf
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 GAIA_JSON = ROOT / "platform_examples" / "gaia.json"
-GAIA_SWF = ROOT.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+GAIA_SWF = common.trace_default(common.GAIA)
 
 
 def peak_rss_mib() -> float:
@@ -107,8 +110,7 @@ def main() -> None:
     parser.add_argument("--no-outputs", action="store_true", help="skip writing out_*.csv")
     parser.add_argument("--cprofile", action="store_true", help="profile the full replay")
     args = parser.parse_args()
-    if not args.trace.is_file():
-        sys.exit(f"trace not found: {args.trace}")
+    args.trace = common.require_trace(args.trace)
 
     with tempfile.TemporaryDirectory() as tmp:
         xml_path = Path(tmp) / "platform.xml"

@@ -1,10 +1,10 @@
 """CPU time of writing the Batsim output files of one classic replay, optionally against another
 version of ``hdeeprm/simulation/outputs.py`` on the very same engine.
 
-Usage: ``python benchmarks/outputs_write.py [--trace ricc] [--size 10000|all] [--rounds 3]
+Usage: ``python benchmarks/speed/outputs_write.py [--trace ricc] [--size 10000|all] [--rounds 3]
 [--compare OLD_OUTPUTS_PY] [--traces-dir DIR]``
 
-The trace (``ricc``, ``lcg`` or ``gaia`` of ``benchmarks/scaling.py``) is converted and
+The trace (``ricc``, ``lcg`` or ``gaia`` of ``benchmarks/speed/scaling.py``) is converted and
 replayed once with ``shortest-high_gflops``; then ``write_outputs`` runs ``--rounds`` times
 into a temporary folder, alternating with the ``write_outputs`` of ``--compare`` (a copy of an
 older ``outputs.py``, e.g. ``git show e432146:hdeeprm/simulation/outputs.py >
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scaling import DEFAULT_TRACES, ROOT, TRACES  # noqa: E402
+from scaling import DEFAULT_TRACES, ROOT, TRACES, trace_file  # noqa: E402
 
 
 def load_module(path: Path) -> ModuleType:
@@ -57,13 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     versions: dict[str, ModuleType] = {"this": outputs}
     if args.compare is not None:
         versions = {"compared": load_module(args.compare), **versions}
-    swf, platform_file = TRACES[args.trace]
+    platform_file = TRACES[args.trace][1]
+    swf = trace_file(args.trace, args.traces_dir)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         platform = load_platform(ROOT / "platform_examples" / platform_file)
         write_platform_xml(platform, out / "platform.xml")
         workload = convert_swf(
-            args.traces_dir / swf,
+            swf,
             reference_speed=platform.reference_speed,
             max_cores=len(platform.cores),
             seed=1,

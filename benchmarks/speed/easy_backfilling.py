@@ -1,6 +1,6 @@
 """EASY backfilling on whole traces, timed: RICC (447,794 jobs, 8,192 cores) and LCG.
 
-Usage: ``python benchmarks/easy_backfilling.py [TRACE ...] [--scheduler SPEC] [--nb-jobs N]
+Usage: ``python benchmarks/speed/easy_backfilling.py [TRACE ...] [--scheduler SPEC] [--nb-jobs N]
 [--baseline] [--profile] [--profile-out FILE] [--breakdown] [--questions] [--keep-out DIR]``
 with TRACE
 among ``ricc``, ``lcg``, ``kth``, ``gaia`` (default ``ricc lcg``) and SPEC a preset
@@ -25,7 +25,6 @@ import argparse
 import cProfile
 import json
 import logging
-import os
 import pstats
 import shutil
 import sys
@@ -41,10 +40,10 @@ from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
 from hdeeprm.workload.convert import convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-TRACES = Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
-if not TRACES.is_dir():
-    TRACES = Path("/work/shared/traces")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
 CASES = {
     "ricc": ("RICC-2010-2.swf.gz", "ricc.json"),
     "lcg": ("LCG.swf.gz", "lcg.json"),
@@ -192,7 +191,7 @@ def bench(
     questions: bool = False,
 ) -> None:
     trace_name, platform_name = CASES[case]
-    trace = TRACES / trace_name
+    trace = common.trace_default(trace_name)
     platform_path = REPO / "platform_examples" / platform_name
     if not trace.is_file() or not platform_path.is_file():
         print(f"{case}: missing {trace if not trace.is_file() else platform_path}\n")

@@ -1,6 +1,6 @@
 """Speed-up of hdeeprm-sweep: the 36 fixed policy pairs on the whole Gaia trace.
 
-Usage: ``python benchmarks/sweep_scaling.py [--workers 2] [--pairs 36] [--modes
+Usage: ``python benchmarks/speed/sweep_scaling.py [--workers 2] [--pairs 36] [--modes
 serial,processes,ray] [--nb-jobs N] [--trace PATH]``
 
 Runs the same sweep (one options file, ``policy_pair: all``) three ways, each in a fresh
@@ -21,13 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = (
-    Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
-    / "UniLu-Gaia-2014-1.swf.gz"
-)
-if not TRACE.is_file():  # a git worktree lives one level deeper than the main checkout
-    TRACE = Path("/work/shared/traces/UniLu-Gaia-2014-1.swf.gz")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 
 
 def write_sweep(folder: Path, trace: Path, pairs: int, nb_jobs: int | None) -> Path:
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=Path, default=TRACE)
     args = parser.parse_args(argv)
     if not args.trace.is_file():
-        print(f"trace not found: {args.trace}", file=sys.stderr)
+        print(common.missing_message(args.trace.name), file=sys.stderr)
         return 1
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -1,6 +1,6 @@
 """Sizes of insights.log and the over-subscription CSV after whole-trace classic runs.
 
-Run: ``python benchmarks/log_sizes.py [--traces DIR]``.
+Run: ``python benchmarks/speed/log_sizes.py [--traces DIR]``.
 
 Replays the whole UniLu Gaia trace on the Gaia platform (51,771 usable jobs) and the whole
 KTH SP2 trace on the KTH platform (28,476 jobs, every node over-subscribed by the default
@@ -19,7 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
 CASES = [
     ("UniLu-Gaia-2014-1.swf.gz", "gaia.json", 2280),
     ("KTH-SP2-1996-2.1-cln.swf.gz", "kth_sp2.json", 100),
@@ -52,14 +55,17 @@ def run(folder: Path, trace: Path, platform: str, cores: int, detail: bool) -> s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces")
+    parser.add_argument(
+        "--traces", type=Path, default=None, help="folder of the traces (default: hdeeprm-traces)"
+    )
     args = parser.parse_args()
     print(f"{'trace':30} {'mode':8} {'episodes':>9} {'insights.log':>14} {'CSV':>14}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, platform, cores in CASES:
-            trace = args.traces / name
-            if not trace.is_file():
-                print(f"{name:30} skipped: not in {args.traces}")
+            trace = common.find_trace(name, args.traces)
+            if trace is None:
+                why = f"not in {args.traces}" if args.traces else common.missing_message(name)
+                print(f"{name:30} skipped: {why}")
                 continue
             for detail in (False, True):
                 folder = Path(tmp) / f"{name}-{detail}"

@@ -1,6 +1,6 @@
 """Whole Gaia trace on the Gaia platform with a classic policy pair, timed by stage.
 
-Usage: ``python benchmarks/gaia_policies.py [PAIR ...] [--nb-jobs N] [--profile]``
+Usage: ``python benchmarks/speed/gaia_policies.py [PAIR ...] [--nb-jobs N] [--profile]``
 (default pair ``shortest-high_gflops``). Prints wall time for conversion (SWF -> workload,
 platform -> platform.xml), simulation and output writing, plus decisions/s and jobs/s.
 """
@@ -21,8 +21,11 @@ from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
 from hdeeprm.workload.convert import convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the simulation")
     args = parser.parse_args(argv)
     if not TRACE.is_file():
-        print(f"trace not found: {TRACE}", file=sys.stderr)
+        print(common.missing_message(common.GAIA), file=sys.stderr)
         return 1
     for pair in args.pairs:
         bench(pair, args.nb_jobs, args.profile)

@@ -1,6 +1,6 @@
 """Peak memory of a classic run against the number of synthetic (Lublin) jobs.
 
-Run: ``python benchmarks/synthetic_memory.py [N1 N2 ...]`` (default: 10,000 and 60,000 jobs).
+Run: ``python benchmarks/speed/synthetic_memory.py [N1 N2 ...]`` (default: 10,000 and 60,000 jobs).
 
 Each size runs ``hdeeprm-launch`` in a fresh process on the Gaia platform and prints its peak
 resident memory; the slope between two sizes is the per-job cost that
@@ -10,13 +10,14 @@ resident memory; the slope between two sizes is the per-job cost that
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import resource, sys
 from hdeeprm.cli.launch import main
@@ -47,7 +48,9 @@ def peak(nb_jobs: int, folder: Path) -> int:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 60_000]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[10_000, 60_000], help="job counts")
+    sizes = parser.parse_args().sizes
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:

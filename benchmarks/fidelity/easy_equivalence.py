@@ -2,7 +2,7 @@
 ``easyBackfill`` on a real Batsim 4.2.1, on the same homogeneous platform and workload: print,
 for each way of running hdeeprm, how many jobs start at a different time or on other cores.
 
-    python benchmarks/easy_equivalence.py [--trace KTH-SP2-1996-2.1-cln.swf.gz]
+    python benchmarks/fidelity/easy_equivalence.py [--trace KTH-SP2-1996-2.1-cln.swf.gz]
         [--platform kth_sp2 | --homogeneous N] [--nb-jobs N]
         [--runs embedded,batsim,timing,any] [--engine-reference] [--show 5]
 
@@ -11,8 +11,8 @@ Runs (``--runs``), all with hosts ``contiguous`` except ``any``:
 * ``embedded``: on the embedded engine;
 * ``batsim``: on the real Batsim (``hdeeprm-launch --batsim``);
 * ``nopstate``: as ``batsim``, hdeeprm's P-state decisions withheld
-  (``tests/batsim/launch_without_pstates.py``: on Batsim each decision takes 1e-10 s, which can
-  swap two completions of one instant), so both schedulers receive the very same messages;
+  (``launch_without_pstates.py`` beside this script: on Batsim each decision takes 1e-10 s, which
+  can swap two completions of one instant), so both schedulers receive the very same messages;
 * ``timing``: on ``hdeeprm-sim --batsim-timing`` (hdeeprm's engine sending each instant's
   events as Batsim does);
 * ``any``: hosts ``any`` (the literature's EASY, counting cores) on the embedded engine.
@@ -20,12 +20,12 @@ Runs (``--runs``), all with hosts ``contiguous`` except ``any``:
 ``--engine-reference`` also compares the embedded run with ``easyBackfill`` on ``hdeeprm-sim``
 without ``--batsim-timing`` (the embedded engine's messages: one per instant).
 
-Needs Batsim and pybatsim (``make batsim``) and ``../shared/traces``. The workload is the one
-``benchmarks/batsim_equivalence.py`` gives pybatsim (delay profiles, the traces' requested
-times as walltimes, submissions from t = 1); hdeeprm reads it with ``-cw`` and predicts run
-times by the same requested times. Times are compared to 1 us (Batsim's clock carries
-sub-microsecond offsets). Wall times are on a shared machine; CPU is hdeeprm-launch's and that
-of the simulator process it starts, if any.
+Needs Batsim and pybatsim (``make batsim``) and the trace (``hdeeprm-traces``). The workload is the
+one ``benchmarks/fidelity/batsim_equivalence.py`` gives pybatsim (delay profiles, the traces'
+requested times as walltimes, submissions from t = 1); hdeeprm reads it with ``-cw`` and predicts
+run times by the same requested times. Times are compared to 1 us (Batsim's clock carries
+sub-microsecond offsets). Wall times are on a shared machine; CPU is hdeeprm-launch's and that of
+the simulator process it starts, if any.
 """
 
 from __future__ import annotations
@@ -38,18 +38,21 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests" / "batsim"), str(REPO / "tests")]
-
-from batsim_env import locate_batsim, locate_pybatsim  # noqa: E402
-from easy_runs import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+from batsim_runs import (  # noqa: E402
     compare_starts,
     homogeneous_platform,
+    locate_batsim,
+    locate_pybatsim,
     run_hdeeprm_easy,
+    run_on_batsim,
+    run_on_hdeeprm,
     timed_sim,
+    trace_inputs,
 )
-from pybatsim_runs import run_on_batsim, run_on_hdeeprm  # noqa: E402
-from trace_workloads import trace_inputs  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
 
 #: run -> (hosts, simulator: None = embedded engine, "batsim", "timing" = hdeeprm-sim
 #: --batsim-timing behind hdeeprm-launch --batsim)
@@ -100,7 +103,7 @@ def main() -> None:
     pybatsim, why = locate_pybatsim(batsim)
     if pybatsim is None:
         sys.exit(why)
-    trace = REPO.parent / "shared" / "traces" / args.trace
+    trace = common.require_trace(args.trace)
     platform = Path(args.platform)
     if not platform.is_file():
         platform = REPO / "platform_examples" / f"{args.platform}.json"

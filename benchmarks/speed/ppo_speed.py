@@ -1,6 +1,6 @@
 """End-to-end PPO training throughput on Gaia windows, beside the environments alone.
 
-Usage: ``python benchmarks/ppo_speed.py [--steps N] [--num-envs N] [--window-jobs N]
+Usage: ``python benchmarks/speed/ppo_speed.py [--steps N] [--num-envs N] [--window-jobs N]
 [--vector sync async shared] [--num-workers N] [--cores N] [--profile]``
 
 For each vector kind: (1) the vector environment stepped with uniformly random allowed
@@ -41,9 +41,12 @@ from hdeeprm.training.ppo import (
     inputs_factories,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     if not TRACE.is_file():
-        print(f"trace not found: {TRACE}", file=sys.stderr)
+        print(common.missing_message(common.GAIA), file=sys.stderr)
         return 1
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     raw = {

@@ -1,9 +1,9 @@
 """Does a classic replay stay linear as traces grow? Jobs/s on prefixes of big, loaded traces.
 
-Usage: ``python benchmarks/scaling.py [--traces ricc,lcg,gaia] [--sizes 10000,20000,40000,all]
+Usage: ``python benchmarks/speed/scaling.py [--traces ricc,lcg,gaia] [--sizes 10000,20000,40000,all]
 [--pair shortest-high_gflops] [--scheduler easy] [--gaia-ratio] [--traces-dir DIR]
-[--keep-out DIR]`` (``DIR`` defaults to ``$HDEEPRM_TRACES``, else ``../shared/traces`` beside
-the repository).
+[--keep-out DIR]`` (without ``--traces-dir``, each trace is looked up as ``hdeeprm-traces path
+NAME`` does: ``$HDEEPRM_TRACES``, then the trace cache).
 
 For each trace and each prefix (the first N usable jobs, or ``all``), one subprocess converts
 the trace, replays it on the embedded engine with the workload manager and one classic policy
@@ -21,7 +21,7 @@ Then the issue's goals (issue 17): cost per job flat within 2x from the first 10
 whole trace; whole RICC and whole LCG under 60 s; peak RSS under 2 GB.
 
 ``--gaia-ratio`` (issue 14) also replays the whole Gaia trace twice in one subprocess, on the
-same converted workload: with the engine's first-fit FCFS (``benchmarks/engine_replay.py``'s
+same converted workload: with the engine's first-fit FCFS (``benchmarks/speed/engine_replay.py``'s
 ``AllP0FCFS``, no decision system) and with the workload manager and the pair, and prints the
 ratio of their CPU times (goal: 3x at most).
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import resource
 import shutil
 import subprocess
@@ -44,8 +43,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = Path(os.environ.get("HDEEPRM_TRACES") or ROOT.parent / "shared" / "traces")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+#: ``--traces-dir`` when not given: look each trace up through :mod:`hdeeprm.workload.archive`.
+DEFAULT_TRACES = None
 TRACES = {
     "ricc": ("RICC-2010-2.swf.gz", "ricc.json"),
     "lcg": ("LCG.swf.gz", "lcg.json"),
@@ -59,19 +62,24 @@ PEAK_RSS_MIB = 2048.0
 GAIA_RATIO = 3.0
 
 
-def load_inputs(trace: str, size: str, traces_dir: Path, out: Path) -> tuple:
+def trace_file(trace: str, traces_dir: Path | None) -> Path:
+    """The SWF file of short name ``trace`` (exits saying how to get it when absent)."""
+    return common.require_trace(TRACES[trace][0], traces_dir)
+
+
+def load_inputs(trace: str, size: str, traces_dir: Path | None, out: Path) -> tuple:
     """The platform, the engine's platform (through a written ``platform.xml`` in ``out``) and
     the first ``size`` jobs (or ``all``) of ``trace``, converted as every replay here does."""
     from hdeeprm.platform import load_platform, write_platform_xml
     from hdeeprm.simulation import load_platform_xml
     from hdeeprm.workload.convert import convert_swf
 
-    swf, platform_file = TRACES[trace]
+    platform_file = TRACES[trace][1]
     platform = load_platform(ROOT / "platform_examples" / platform_file)
     write_platform_xml(platform, out / "platform.xml")
     sim_platform = load_platform_xml(out / "platform.xml")
     workload = convert_swf(
-        traces_dir / swf,
+        trace_file(trace, traces_dir),
         reference_speed=platform.reference_speed,
         max_cores=len(platform.cores),
         seed=1,
@@ -84,7 +92,7 @@ def child(
     trace: str,
     size: str,
     pair: str,
-    traces_dir: Path,
+    traces_dir: Path | None,
     keep: Path | None,
     scheduler: str | None = None,
 ) -> dict:
@@ -149,10 +157,10 @@ def child(
     }
 
 
-def gaia_ratio(pair: str, traces_dir: Path) -> dict:
+def gaia_ratio(pair: str, traces_dir: Path | None) -> dict:
     """CPU seconds of the whole Gaia trace replayed by the engine's first-fit FCFS and by the
     workload manager with ``pair``, on one converted workload in this process."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from engine_replay import AllP0FCFS
 
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
@@ -161,13 +169,13 @@ def gaia_ratio(pair: str, traces_dir: Path) -> dict:
     from hdeeprm.workload.convert import convert_swf
 
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
-    swf, platform_file = TRACES["gaia"]
+    platform_file = TRACES["gaia"][1]
     with tempfile.TemporaryDirectory() as tmp:
         platform = load_platform(ROOT / "platform_examples" / platform_file)
         write_platform_xml(platform, Path(tmp) / "platform.xml")
         sim_platform = load_platform_xml(Path(tmp) / "platform.xml")
     workload = convert_swf(
-        traces_dir / swf,
+        trace_file("gaia", traces_dir),
         reference_speed=platform.reference_speed,
         max_cores=len(platform.cores),
         seed=1,
@@ -191,7 +199,8 @@ def gaia_ratio(pair: str, traces_dir: Path) -> dict:
 
 def measure(trace: str, size: str, args: argparse.Namespace) -> dict:
     command = [sys.executable, __file__, "--child", trace, size, "--pair", args.pair]
-    command += ["--traces-dir", str(args.traces_dir)]
+    if args.traces_dir is not None:
+        command += ["--traces-dir", str(args.traces_dir)]
     if args.keep_out is not None:
         command += ["--keep-out", str(args.keep_out)]
     if args.scheduler:
@@ -230,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     for trace in traces:
         if trace not in TRACES:
             sys.exit(f"unknown trace {trace!r}; expected some of {sorted(TRACES)}")
-        if not (args.traces_dir / TRACES[trace][0]).is_file():
-            sys.exit(f"trace not found: {args.traces_dir / TRACES[trace][0]} (use --traces-dir)")
+        trace_file(trace, args.traces_dir)  # exits, saying how to get it, when absent
     mode = f"scheduler {args.scheduler}, core policy of " if args.scheduler else ""
     print(
         f"{mode}pair {args.pair}; wall = conversion + simulation + outputs; rates on the simulation"
@@ -287,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.gaia_ratio:
         command = [sys.executable, __file__, "--child-ratio", "--pair", args.pair]
-        command += ["--traces-dir", str(args.traces_dir)]
+        if args.traces_dir is not None:
+            command += ["--traces-dir", str(args.traces_dir)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode:
             sys.exit(f"gaia ratio failed:\n{done.stderr}")

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/engine_recorded.py record CASE FILE [--nb-jobs N]
-    python benchmarks/engine_recorded.py replay FILE [--rounds R] [--compare ROOT]
+    python benchmarks/speed/engine_recorded.py record CASE FILE [--nb-jobs N]
+    python benchmarks/speed/engine_recorded.py replay FILE [--rounds R] [--compare ROOT]
         [--no-host-energies]
 
 ``record`` runs CASE with hdeeprm's workload manager and saves, for every message, the
@@ -22,8 +22,9 @@ without that option keeps them) and leaves them out of the fingerprint.
 Cases:
 
 * ``ricc-easy``: RICC with EASY backfilling and ``first-high_gflops`` (the engine share of
-  ``benchmarks/easy_backfilling.py ricc``), first ``--nb-jobs`` jobs (default 100,000);
-* ``gaia``: the whole Gaia trace with ``shortest-high_gflops`` (``benchmarks/gaia_policies.py``);
+  ``benchmarks/speed/easy_backfilling.py ricc``), first ``--nb-jobs`` jobs (default 100,000);
+* ``gaia``: the whole Gaia trace with ``shortest-high_gflops``
+  (``benchmarks/speed/gaia_policies.py``);
 * ``gaia-env``: the same, with the engine built as the Gymnasium environment builds it for
   objective rewards (``trace=False``, ``state_change_events=False``).
 
@@ -39,7 +40,6 @@ import hashlib
 import importlib
 import json
 import logging
-import os
 import struct
 import sys
 import tempfile
@@ -69,10 +69,10 @@ from hdeeprm.simulation.events import HostIds
 from hdeeprm.workload import Workload
 from hdeeprm.workload.convert import convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-TRACES = Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
-if not TRACES.is_dir():
-    TRACES = Path("/work/shared/traces")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
 #: case -> (trace, platform, pair, EASY?, trace outputs, state-change events, default jobs)
 CASES: dict[str, tuple[str, str, str, bool, bool, bool, int | None]] = {
     "ricc-easy": (
@@ -114,7 +114,7 @@ def build(case: str, nb_jobs: int | None) -> tuple[Any, Any, Workload]:
         write_platform_xml(hierarchy, xml)
         sim_platform = load_platform_xml(xml)
     workload = convert_swf(
-        TRACES / trace_name,
+        common.require_trace(trace_name),
         reference_speed=hierarchy.reference_speed,
         max_cores=len(hierarchy.cores),
         seed=1,

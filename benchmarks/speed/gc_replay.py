@@ -1,11 +1,11 @@
 """What CPython's cyclic garbage collector costs a classic replay, with and without
 :func:`hdeeprm._gc.young_collections_only` (full collections suspended during the replay).
 
-Usage: ``python benchmarks/gc_replay.py [--trace ricc] [--size all] [--rounds 1]
+Usage: ``python benchmarks/speed/gc_replay.py [--trace ricc] [--size all] [--rounds 1]
 [--traces-dir DIR]``
 
 Each run is a subprocess (same trace, pair ``shortest-high_gflops``, seed 1) that converts the
-trace, then builds the engine, replays and writes the outputs as ``benchmarks/scaling.py``
+trace, then builds the engine, replays and writes the outputs as ``benchmarks/speed/scaling.py``
 does; ``default`` runs replace the policy by a no-op, so the collector keeps CPython's
 thresholds throughout. Printed per run: CPU seconds of the replay phase (engine build,
 simulation, outputs; ``time.process_time``), the CPU seconds spent inside the collector during
@@ -46,7 +46,7 @@ class GcClock:
             self.counts[info["generation"]] += 1
 
 
-def child(trace: str, size: str, policy: str, traces_dir: Path) -> dict:
+def child(trace: str, size: str, policy: str, traces_dir: Path | None) -> dict:
     import hdeeprm._gc
     from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
     from hdeeprm.experiment.run import write_overutilization
@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     for round_ in range(args.rounds):
         for policy in ("default", "young-only"):
             command = [sys.executable, __file__, "--child", policy, "--trace", args.trace]
-            command += ["--size", args.size, "--traces-dir", str(args.traces_dir)]
+            command += ["--size", args.size]
+            if args.traces_dir is not None:
+                command += ["--traces-dir", str(args.traces_dir)]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode:
                 sys.exit(f"{policy} run failed:\n{done.stderr}")

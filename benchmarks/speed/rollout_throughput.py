@@ -1,6 +1,6 @@
 """Rollout throughput of ``RayVectorEnv`` with 1 and 2 Ray workers, against a local vector env.
 
-Usage: ``python benchmarks/rollout_throughput.py [--envs 4] [--steps 1500] [--nb-jobs 2000]``
+Usage: ``python benchmarks/speed/rollout_throughput.py [--envs 4] [--steps 1500] [--nb-jobs 2000]``
 
 Sub-environments are ``HeterogeneousClusterEnv`` on the first ``--nb-jobs`` jobs of the Gaia
 trace and platform (2,280 cores, 36 actions), stepped with uniformly random actions (episodes
@@ -26,13 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = (
-    Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
-    / "UniLu-Gaia-2014-1.swf.gz"
-)
-if not TRACE.is_file():  # a git worktree lives one level deeper than the main checkout
-    TRACE = Path("/work/shared/traces/UniLu-Gaia-2014-1.swf.gz")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 
 
 def measure(env, steps: int, seed: int = 0) -> float:
@@ -55,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nb-jobs", type=int, default=2000)
     args = parser.parse_args(argv)
     if not TRACE.is_file():
-        print(f"trace not found: {TRACE}", file=sys.stderr)
+        print(common.missing_message(common.GAIA), file=sys.stderr)
         return 1
     import gymnasium as gym
     import ray

@@ -1,7 +1,8 @@
 """Replay every real trace on a platform example sized for it; print the docs/traces.md table.
 
-Run: ``python benchmarks/trace_replays.py [--traces DIR] [--only NAME ...] [--thesis-range]``
-(``DIR`` defaults to ``$HDEEPRM_TRACES``, else ``../shared/traces`` beside the repository).
+Run: ``python benchmarks/fidelity/trace_replays.py [--traces DIR] [--only NAME ...]
+[--thesis-range]`` (without ``--traces``, each trace is looked up as ``hdeeprm-traces path NAME``
+does).
 
 For each trace: the options a user would write (the platform example, the default memory
 bandwidth range fitted to it, seed 1) go through ``prepare_inputs`` into a temporary run folder,
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import sys
 import tempfile
 import time
@@ -45,7 +45,10 @@ from hdeeprm.simulation import Engine, load_platform_xml
 from hdeeprm.simulation.events import REJECTED
 from hdeeprm.workload import DROP_REASONS, SwfReader
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "platform_examples"
 PAIR = "first-high_gflops"
 SEED = 1
@@ -126,10 +129,10 @@ def _log_waits(trace: Path) -> dict[str, float]:
     return {str(rec.job_number): rec.wait_time for rec in SwfReader(trace)}
 
 
-def replay(case: TraceCase, traces: Path, folder: Path, mem_bw_range=None) -> Row:
+def replay(case: TraceCase, trace: Path, folder: Path, mem_bw_range=None) -> Row:
     doc = {
         "seed": SEED,
-        "workload_file_path": str(traces / case.trace),
+        "workload_file_path": str(trace),
         "platform_file_path": str(EXAMPLES / case.platform),
         "start_job": case.start_job,
         "pybatsim": {"agent": {"type": "CLASSIC", "policy_pair": PAIR}},
@@ -147,7 +150,7 @@ def replay(case: TraceCase, traces: Path, folder: Path, mem_bw_range=None) -> Ro
     wall = drive(engine, manager, len(inputs.workload.jobs))
     metrics = compute_metrics(engine, manager, wall)
     speeds = [core.peak_gflops for core in inputs.platform.cores]
-    logged = _log_waits(traces / case.trace)
+    logged = _log_waits(trace)
     waits = [
         logged[job.name]
         for job in engine.finished_jobs
@@ -179,8 +182,12 @@ def _duration(seconds: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default = os.environ.get("HDEEPRM_TRACES") or str(REPO.parent / "shared" / "traces")
-    parser.add_argument("--traces", type=Path, default=Path(default))
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        default=None,
+        help="folder of the traces (default: found as `hdeeprm-traces path` finds them)",
+    )
     parser.add_argument("--only", nargs="*", help="trace file names (default: all)")
     parser.add_argument("--thesis-range", action="store_true")
     parser.add_argument(
@@ -205,9 +212,10 @@ def main() -> int:
     print("|---" * (9 + (2 if args.thesis_range else 0)) + "|")
     notes: list[str] = []
     for case in cases:
-        trace = args.traces / case.trace
-        if not trace.is_file():
-            print(f"| {case.trace} | (trace not found in {args.traces}) |", flush=True)
+        trace = common.find_trace(case.trace, args.traces)
+        if trace is None:
+            fetch = f"`hdeeprm-traces fetch {case.trace}`"
+            print(f"| {case.trace} | (not found: {fetch}) |", flush=True)
             continue
         if not (EXAMPLES / case.platform).is_file():
             print(f"| {case.trace} | (no {case.platform} in platform_examples/) |", flush=True)
@@ -215,10 +223,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="hdeeprm-replay-") as tmp:
             started = time.perf_counter()
             cpu = time.process_time()
-            row = replay(case, args.traces, Path(tmp) / "fitted", args.mem_bw_range)
+            row = replay(case, trace, Path(tmp) / "fitted", args.mem_bw_range)
             cells = _cells(row)
             if args.thesis_range:
-                thesis = replay(case, args.traces, Path(tmp) / "thesis", THESIS_RANGE)
+                thesis = replay(case, trace, Path(tmp) / "thesis", THESIS_RANGE)
                 cells += [f"{thesis.slowed_share:.1%}", _duration(thesis.mean_wait)]
             took = time.perf_counter() - started
             cpu = time.process_time() - cpu

@@ -1,17 +1,17 @@
 """pybatsim's schedulers against a real Batsim 4.2.1 and against hdeeprm-sim, on real traces:
 print how many jobs' out_jobs.csv rows differ, per column, and both wall times.
 
-    python benchmarks/batsim_equivalence.py [--trace UniLu-Gaia-2014-1.swf.gz] [--platform gaia]
-        [--profile delay|parallel_homogeneous] [--nb-jobs N] [--schedulers fillerSched,...]
-        [--instant] [--keep FOLDER]
+    python benchmarks/fidelity/batsim_equivalence.py [--trace UniLu-Gaia-2014-1.swf.gz]
+        [--platform gaia] [--profile delay|parallel_homogeneous] [--nb-jobs N]
+        [--schedulers fillerSched,...] [--instant] [--keep FOLDER]
 
-Needs Batsim (``make batsim``, or ``HDEEPRM_BATSIM``) and ``../shared/traces``. Walltimes are
-the traces' requested times (none where the trace records none), submissions start at t = 1
-(pybatsim's scheduler API refuses t = 0) and cores start in P0 (pybatsim does not manage
-P-states). hdeeprm-sim runs with ``--batsim-timing`` (``--instant``: without it, one message
-per instant). Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative.
-``--keep FOLDER`` keeps the inputs and both runs' outputs there (``SCHEDULER/b`` for Batsim,
-``SCHEDULER/h`` for hdeeprm-sim), to diff them job by job afterwards.
+Needs Batsim (``make batsim``, or ``HDEEPRM_BATSIM``) and the trace (``hdeeprm-traces``). Walltimes
+are the traces' requested times (none where the trace records none), submissions start at t = 1
+(pybatsim's scheduler API refuses t = 0) and cores start in P0 (pybatsim does not manage P-states).
+hdeeprm-sim runs with ``--batsim-timing`` (``--instant``: without it, one message per instant).
+Times are compared as printed (6 decimals) and to 1 us; energy to 1e-9 relative. ``--keep FOLDER``
+keeps the inputs and both runs' outputs there (``SCHEDULER/b`` for Batsim, ``SCHEDULER/h`` for
+hdeeprm-sim), to diff them job by job afterwards.
 """
 
 from __future__ import annotations
@@ -23,12 +23,18 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests" / "batsim"), str(REPO / "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+from batsim_runs import (  # noqa: E402
+    jobs_differences,
+    locate_batsim,
+    locate_pybatsim,
+    run_on_batsim,
+    run_on_hdeeprm,
+    trace_inputs,
+)
 
-from batsim_env import jobs_differences, locate_batsim, locate_pybatsim  # noqa: E402
-from pybatsim_runs import run_on_batsim, run_on_hdeeprm  # noqa: E402
-from trace_workloads import trace_inputs  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 #: pybatsim's EASY backfilling and the deterministic delayed filler of the tests (pybatsim's own
 #: fillerSched is not deterministic; schedFcfs & co. take minutes per 1,000 jobs).
@@ -54,7 +60,7 @@ def main() -> None:
     pybatsim, why = locate_pybatsim(batsim)
     if pybatsim is None:
         sys.exit(why)
-    trace = REPO.parent / "shared" / "traces" / args.trace
+    trace = common.require_trace(args.trace)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
         where = contextlib.nullcontext(str(args.keep))

@@ -1,6 +1,6 @@
 """Throughput of the RL environment and of a training run.
 
-Usage: ``python benchmarks/env_steps.py [--window-jobs N] [--windows W] [--observation KIND]
+Usage: ``python benchmarks/speed/env_steps.py [--window-jobs N] [--windows W] [--observation KIND]
 [--objective OBJ] [--episodes E] [--trace PATH] [--repeat R]``
 
 1. The issue-12 configuration: decision steps per second of ``HeterogeneousClusterEnv`` on
@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import logging
 import math
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,8 +35,11 @@ from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options, options_from_json
 from hdeeprm.training import run_learning
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 THESIS = REPO / "thesis_experiments" / "learning"
 
 
@@ -166,7 +170,7 @@ def main() -> None:
             repeat=args.repeat,
         )
     else:
-        print(f"skipping the Gaia benchmark: {args.trace} not found")
+        print(f"skipping the Gaia benchmark: {common.missing_message(args.trace.name)}")
     if args.episodes:
         training(args.episodes)
 

@@ -1,6 +1,6 @@
 """The same Gaia replay in-process and over Batsim's protocol (ZeroMQ + JSON, ``hdeeprm-sim``).
 
-Run: ``python benchmarks/protocol_replay.py [--nb-jobs N] [--decider first-fit|
+Run: ``python benchmarks/speed/protocol_replay.py [--nb-jobs N] [--decider first-fit|
 shortest-high_gflops] [--trace PATH] [--repeat R]``.
 
 Converts the first N usable jobs of the UniLu Gaia trace (``parallel_homogeneous`` profiles)
@@ -62,9 +62,12 @@ from hdeeprm.simulation import (
 from hdeeprm.simulation.outputs import jobs_csv
 from hdeeprm.workload import convert_swf
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 GAIA_JSON = ROOT / "platform_examples" / "gaia.json"
-GAIA_SWF = ROOT.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+GAIA_SWF = common.trace_default(common.GAIA)
 
 
 class AllP0FCFS(FirstFitFCFS):
@@ -290,8 +293,7 @@ def main() -> None:
         "--repeat", type=int, default=1, help="hdeeprm-sim runs per transport (alternated)"
     )
     args = parser.parse_args()
-    if not args.trace.is_file():
-        sys.exit(f"trace not found: {args.trace}")
+    args.trace = common.require_trace(args.trace)
 
     # The bound first, in a small process (later, the replays' heap makes the collector's
     # passes part of what is measured); best of three alternated runs.

@@ -4,19 +4,19 @@ Usage::
 
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
         --toggle-collect=starmap_next --callgrind-out-file=/tmp/classic.cg \\
-        python3.11 benchmarks/classic_instructions.py [--pair PAIR] [--nb-jobs N] [--trace PATH]
-        [--platform NAME] [--scheduler NAME]
+        python3.11 benchmarks/speed/classic_instructions.py [--pair PAIR] [--nb-jobs N]
+        [--trace PATH] [--platform NAME] [--scheduler NAME]
     grep '^summary' /tmp/classic.cg
 
 The first N jobs of the Gaia trace (default 20,000; 0: all) converted as
-``benchmarks/scaling.py --gaia-ratio`` does, on the Gaia platform, replayed once by the
+``benchmarks/speed/scaling.py --gaia-ratio`` does, on the Gaia platform, replayed once by the
 workload manager with a fixed policy pair (default ``shortest-high_gflops``) and a traced
 engine. ``--trace`` and ``--platform`` (a name of ``platform_examples``, default ``gaia``)
 count another trace, ``--scheduler`` (e.g. ``easy``) a backfilling scheduler choosing the
-jobs (RICC with EASY: ``--trace ../shared/traces/RICC-2010-2.swf.gz --platform ricc
+jobs (RICC with EASY: ``--trace RICC-2010-2.swf.gz --platform ricc
 --scheduler easy``). The replay runs inside ``itertools.starmap``, so that callgrind, told
 to collect only inside CPython's ``starmap_next``, counts it and nothing of the set-up (the
-same method as ``benchmarks/env_instructions.py``). Use the python binary itself, not a pyenv
+same method as ``benchmarks/speed/env_instructions.py``). Use the python binary itself, not a pyenv
 shim. Without valgrind it simply runs the replay and prints the number of jobs.
 """
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
+import sys
 import tempfile
 from pathlib import Path
 
@@ -34,8 +35,11 @@ from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.simulation import Engine, load_platform_xml, run
 from hdeeprm.workload.convert import convert_swf
 
-REPO = Path(__file__).resolve().parent.parent
-TRACE = REPO.parent / "shared" / "traces" / "UniLu-Gaia-2014-1.swf.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common
+import common  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = common.trace_default(common.GAIA)
 
 
 def main() -> None:
@@ -46,8 +50,7 @@ def main() -> None:
     parser.add_argument("--platform", default="gaia", help="a platform_examples name")
     parser.add_argument("--scheduler", default=None, help="a backfilling scheduler preset")
     args = parser.parse_args()
-    if not args.trace.is_file():
-        raise SystemExit(f"trace not found: {args.trace}")
+    args.trace = common.require_trace(args.trace)
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     platform = load_platform(REPO / "platform_examples" / f"{args.platform}.json")
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,9 +39,10 @@ lint:
 	$(PYTHON) -m ruff check hdeeprm tests benchmarks agent_examples thesis_experiments
 	$(PYTHON) -m ruff format --check .
 
+# The speed suite on the traces it finds (docs/traces.md; others skipped and listed): one table,
+# also written to bench.json. `python -m benchmarks --help` for --quick, --compare REV...
 bench: install
-	$(PYTHON) benchmarks/convert_gaia.py
-	$(PYTHON) benchmarks/engine_replay.py
+	$(PYTHON) -m benchmarks
 
 # The real traces into the per-user cache (~/.cache/hdeeprm/traces), SHA-256 checked; traces
 # already found in $HDEEPRM_TRACES or the cache are not downloaded again (docs/traces.md).

@@ -15,7 +15,7 @@ PIP = $(PYTHON) -m pip install --disable-pip-version-check --progress-bar on
 # Where `make batsim` builds Batsim 4.2.1 + pybatsim (outside the clone; reused when present).
 BATSIM_PREFIX ?= $(HOME)/.cache/hdeeprm-batsim
 
-.PHONY: install install-test demo test lint bench batsim
+.PHONY: install install-test demo test lint bench batsim traces
 
 install:
 	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
@@ -39,9 +39,15 @@ lint:
 	$(PYTHON) -m ruff check hdeeprm tests benchmarks studies agent_examples thesis_experiments
 	$(PYTHON) -m ruff format --check .
 
+# The speed suite on the traces it finds (docs/traces.md; others skipped and listed): one table,
+# also written to bench.json. `python -m benchmarks --help` for --quick, --compare REV...
 bench: install
-	$(PYTHON) benchmarks/convert_gaia.py
-	$(PYTHON) benchmarks/engine_replay.py
+	$(PYTHON) -m benchmarks
+
+# The real traces into the per-user cache (~/.cache/hdeeprm/traces), SHA-256 checked; traces
+# already found in $HDEEPRM_TRACES or the cache are not downloaded again (docs/traces.md).
+traces: install
+	hdeeprm-traces fetch --all
 
 # Real Batsim 4.2.1 (needs ../shared/batsim and root for apt-get; 3-4 min, idempotent). The
 # tests marked `batsim` and `hdeeprm-launch --simulator batsim` then find it there.

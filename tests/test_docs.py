@@ -17,10 +17,10 @@ needs Batsim, it installs packages, it is a fragment...).
 
 Each page runs in a fresh copy of the repository's example folders (so runs write nowhere in
 the checkout), with small substitute inputs where the docs name a user's own files: beside the
-copy, ``../shared/traces`` holds a 1,200-job ``UniLu-Gaia-2014-1.swf.gz`` (the real trace's
-first lines when it is available, else a synthetic one), and the copy's root holds the thesis
-5.4 ``options.json``, ``workload.json`` and ``platform.xml`` and that small trace. The snippet
-text itself is exactly what the page shows.
+copy, ``../shared/traces`` holds a 1,200-job ``UniLu-Gaia-2014-1.swf.gz`` (the first lines
+of the real trace when :mod:`hdeeprm.workload.archive` finds it, else a synthetic one), and the
+copy's root holds the thesis 5.4 ``options.json``, ``workload.json`` and ``platform.xml`` and
+that small trace. The snippet text itself is exactly what the page shows.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from trace_files import TRACES
+from trace_files import find
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -45,7 +45,8 @@ COPIED = ("platform_examples", "thesis_experiments", "data", "agent_examples", "
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 NO_TEST = re.compile(r"<!--\s*no-test:\s*(?P<reason>.*?)\s*-->\s*$", re.S)
 RUN_LANGS = {"python", "bash", "sh", "shell", "console", "json"}
-REAL_TRACE = (TRACES / "UniLu-Gaia-2014-1.swf.gz").is_file()
+GAIA_TRACE = find("UniLu-Gaia-2014-1.swf.gz")
+REAL_TRACE = GAIA_TRACE is not None
 TINY_TRACE_JOBS = 1200
 #: Four 1 GFLOPS hosts and the master host, without P-states.
 PLAIN_PLATFORM = """<?xml version='1.0'?>
@@ -111,10 +112,9 @@ def test_runnable_blocks_have_a_language() -> None:
 # --- the workspace ----------------------------------------------------------------------
 def tiny_trace(path: Path) -> None:
     """The first jobs of the Gaia trace, or a synthetic stand-in when it is absent."""
-    real = TRACES / "UniLu-Gaia-2014-1.swf.gz"
-    if REAL_TRACE:
+    if GAIA_TRACE is not None:
         lines = []
-        with gzip.open(real, "rt", encoding="latin-1") as handle:
+        with gzip.open(GAIA_TRACE, "rt", encoding="latin-1") as handle:
             for line in handle:
                 lines.append(line)
                 if sum(1 for x in lines if not x.startswith(";")) >= TINY_TRACE_JOBS:
@@ -164,6 +164,7 @@ def cli_entry(name: str):
         "hdeeprm-clean": "clean",
         "hdeeprm-sim": "sim",
         "hdeeprm-sweep": "sweep",
+        "hdeeprm-traces": "traces",
     }
     if name not in scripts:
         return None

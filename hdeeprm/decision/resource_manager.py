@@ -158,7 +158,7 @@ class _ProcessorHeap(PickByAllocating):
         A change heard here may have worsened the key (``high_mem_bw`` hears every demand
         summed again, after takes too; a node's other processors may have lost cores): the
         live entry then still bounds it from below, which is all the heap needs, so it
-        stays (about half of the changes on the Gaia windows of ``benchmarks/env_steps.py``).
+        stays (about half of the changes on the Gaia windows of ``benchmarks/speed/env_steps.py``).
         """
         dirty = self.dirty
         if not dirty:
@@ -209,7 +209,7 @@ class _ProcessorHeap(PickByAllocating):
         that test does not prove; the next pick ranks again from the heap.
 
         The whole allocation in one loop: it picks about eight times per job on the Gaia
-        windows of ``benchmarks/env_steps.py`` (runs are about one core long), where a call
+        windows of ``benchmarks/speed/env_steps.py`` (runs are about one core long), where a call
         per pick and its locals cost about as much as the pick.
         """
         if self.dirty:

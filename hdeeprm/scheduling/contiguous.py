@@ -5,7 +5,7 @@ one *contiguous range of core ids* ("jobs as rectangles"), where the literature'
 hdeeprm's ``hosts: "any"``) only counts free cores. The two differ whenever the free cores are
 fragmented: a job that has enough free cores but no free range of that width waits. Scheduler
 option ``hosts: "contiguous"`` reproduces ``easyBackfill`` (docs/scheduling.md): same start
-times and the same core ranges on KTH-SP2 and Gaia (``benchmarks/easy_equivalence.py``).
+times and the same core ranges on KTH-SP2 and Gaia (``benchmarks/fidelity/easy_equivalence.py``).
 
 Its rules, re-stated here (each is tested on hand-worked schedules in
 ``tests/scheduling/test_contiguous.py``):

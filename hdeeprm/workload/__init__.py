@@ -1,5 +1,17 @@
 """Workload pipeline: SWF traces and synthetic models to Batsim workloads."""
 
+from hdeeprm.workload.archive import (
+    CATALOGUE,
+    ChecksumMismatch,
+    FetchError,
+    TraceInfo,
+    TraceNotFound,
+    cache_dir,
+    fetch_trace,
+    find_trace,
+    search_folders,
+    trace_path,
+)
 from hdeeprm.workload.bandwidth import BandwidthCheck, check_bandwidth, default_mem_bw_range
 from hdeeprm.workload.convert import (
     DROP_REASONS,
@@ -28,6 +40,16 @@ from hdeeprm.workload.model import JobSpec, Profile, Workload, load_workload
 from hdeeprm.workload.swf import SWF_FIELDS, UNKNOWN, SwfJob, SwfReader, read_swf, write_swf
 
 __all__ = [
+    "CATALOGUE",
+    "ChecksumMismatch",
+    "FetchError",
+    "TraceInfo",
+    "TraceNotFound",
+    "cache_dir",
+    "fetch_trace",
+    "find_trace",
+    "search_folders",
+    "trace_path",
     "BandwidthCheck",
     "check_bandwidth",
     "default_mem_bw_range",

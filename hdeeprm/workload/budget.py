@@ -2,7 +2,7 @@
 
 A run keeps its whole workload in memory (generator arrays, Batsim JSON, engine jobs and the
 decision system's records): measured at about 7.3 KB per job on top of a 260 MB base for a
-Lublin workload on Gaia (``benchmarks/synthetic_memory.py``). An ``nb_jobs`` far beyond the
+Lublin workload on Gaia (``benchmarks/speed/synthetic_memory.py``). An ``nb_jobs`` far beyond the
 available memory would otherwise end in a ``MemoryError`` traceback after minutes, or in the
 kernel killing the process; it is refused at once with the size it would need.
 """

@@ -25,7 +25,7 @@ def homogeneous_platform(path: Path, nb_cores: int) -> Path:
     node = {"processors": [{"type": "IBM POWER2 66.7 MHz", "number": 1}]}
     node["memory"] = {"type": "FPM DRAM", "capacity": 64}
     platform = {
-        "_doc": f"{nb_cores} identical one-core nodes (benchmarks/easy_equivalence.py)",
+        "_doc": f"{nb_cores} identical one-core nodes (benchmarks/fidelity/easy_equivalence.py)",
         "types": {"node": {"one-core node": node}},
         "clusters": [
             {

@@ -1,5 +1,5 @@
 """``hdeeprm-launch`` with the workload manager's P-state decisions withheld: a diagnostic for
-``benchmarks/easy_equivalence.py``.
+``benchmarks/fidelity/easy_equivalence.py``.
 
 On a real Batsim every decision of a reply takes 1e-10 s of simulated time before the next one
 (docs/batsim.md), so the ``SET_RESOURCE_STATE`` decisions hdeeprm sends before its

@@ -7,7 +7,7 @@ On Batsim both schedulers receive the very same messages; on the embedded engine
 of one instant are ordered by the engine, where Batsim orders them by sub-nanosecond clock
 offsets (docs/batsim.md), so a window is identical only up to the first instant where two
 completions coincide and the order matters (KTH-SP2: t = 261861, job 400). Whole traces are
-measured by ``benchmarks/easy_equivalence.py``.
+measured by ``benchmarks/fidelity/easy_equivalence.py``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from batsim_env import jobs_differences
 from click.testing import CliRunner
-from trace_files import PLATFORM_EXAMPLES, TRACES
+from trace_files import PLATFORM_EXAMPLES, find, trace_path
 
 from hdeeprm.cli.launch import main
 
@@ -38,7 +38,7 @@ def _options(folder: Path, pair: str, workload: dict) -> Path:
 
 SYNTHETIC = {"synthetic_workload": {"model": "lublin", "nb_jobs": 400, "nb_cores": 1024}}
 GAIA = {
-    "workload_file_path": str(TRACES / "UniLu-Gaia-2014-1.swf.gz"),
+    "workload_file_path": str(find("UniLu-Gaia-2014-1.swf.gz") or "UniLu-Gaia-2014-1.swf.gz"),
     "nb_jobs": 400,
     "start_job": 4,
 }
@@ -57,8 +57,8 @@ GAIA = {
 def test_launch_on_batsim_matches_embedded(
     tmp_path: Path, batsim_exe: Path, pair: str, workload: dict
 ) -> None:
-    if workload is GAIA and not (TRACES / "UniLu-Gaia-2014-1.swf.gz").is_file():
-        pytest.skip("real trace UniLu-Gaia-2014-1.swf.gz not available (../shared/traces)")
+    if workload is GAIA:
+        trace_path("UniLu-Gaia-2014-1.swf.gz")  # skips, saying how to get it, when absent
     options = _options(tmp_path, pair, workload)
     runner = CliRunner()
     embedded = runner.invoke(main, [str(options), "-o", str(tmp_path / "e"), "-q"])

@@ -7,8 +7,8 @@ same Batsim differ).
 
 ``hdeeprm-sim`` runs with ``--batsim-timing`` (Batsim's grouping of each instant's events into
 messages, and the start and end times it reports). Whole traces are measured by
-``benchmarks/batsim_equivalence.py`` (minutes per scheduler); the windows here keep the suite
-short.
+``benchmarks/fidelity/batsim_equivalence.py`` (minutes per scheduler); the windows here keep the
+suite short.
 """
 
 from __future__ import annotations

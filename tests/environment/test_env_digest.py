@@ -3,7 +3,7 @@
 Speed work on the engine, the decision system or the environment must leave every
 observation, reward, ``info`` entry (the action mask included), per-job and per-host energy
 and output file identical bit for bit. The digests were produced before the envspeed branch
-(commit b935c73); ``benchmarks/env_digest.py`` prints the same kind of digests for the
+(commit b935c73); ``benchmarks/speed/env_digest.py`` prints the same kind of digests for the
 benchmark's own four 4,000-job windows.
 """
 

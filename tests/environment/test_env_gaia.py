@@ -1,4 +1,4 @@
-"""End to end on the real Gaia trace (skipped when ../shared/traces is absent)."""
+"""End to end on the real Gaia trace (skipped when the trace is absent: docs/traces.md)."""
 
 from __future__ import annotations
 

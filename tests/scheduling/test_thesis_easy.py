@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from trace_files import trace_path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "thesis_experiments" / "easy" / "reproduce.py"
@@ -72,9 +73,8 @@ def test_bad_thesis_row_names_the_file_and_row(tmp_path: Path) -> None:
 
 
 def test_best_triple_end_to_end_on_kth_head() -> None:
-    if not R.TRACE.is_file():
-        pytest.skip("KTH-SP2 trace not available")
-    platform, sim_platform, workload = R.inputs(R.TRACE, 1500)
+    trace = trace_path(R.TRACE_NAME)
+    platform, sim_platform, workload = R.inputs(trace, 1500)
     runs = []
     for _ in range(2):
         model = R.OnlineRegression()

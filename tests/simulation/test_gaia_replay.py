@@ -1,4 +1,4 @@
-"""End-to-end: the first Gaia jobs on the Gaia platform (skips without ../shared/traces)."""
+"""End-to-end: the first Gaia jobs on the Gaia platform (skipped without the trace)."""
 
 from __future__ import annotations
 

@@ -56,13 +56,13 @@ from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.scheduling.config import E_LOSS, LOSS_BASES, WEIGHTS
 from hdeeprm.scheduling.regression import ETA, L2, OnlineRegression
 from hdeeprm.simulation import Engine, load_platform_xml, run
+from hdeeprm.workload.archive import find_trace, missing_message
 from hdeeprm.workload.convert import convert_swf
 
 REPO = Path(__file__).resolve().parents[2]
-TRACES = Path(os.environ.get("HDEEPRM_TRACES", REPO.parent / "shared" / "traces"))
-if not TRACES.is_dir():
-    TRACES = Path("/work/shared/traces")
-TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+TRACE_NAME = "KTH-SP2-1996-2.1-cln.swf.gz"
+#: Found in $HDEEPRM_TRACES or the trace cache (``hdeeprm-traces fetch`` puts it there).
+TRACE = find_trace(TRACE_NAME) or Path(TRACE_NAME)
 PLATFORM = REPO / "platform_examples" / "kth_sp2.json"
 THESIS_CSV = Path(__file__).resolve().with_name("thesis_kth_sp2.csv")
 
@@ -340,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown_table(args.table))
         return 0
     if not args.trace.is_file():
-        print(f"trace not found: {args.trace}", file=sys.stderr)
+        if args.trace == Path(TRACE_NAME):  # the default, and found nowhere
+            print(missing_message(TRACE_NAME), file=sys.stderr)
+        else:
+            print(f"trace not found: {args.trace}", file=sys.stderr)
         return 1
     if args.tune:
         return tune(args.trace, args.tune_jobs)

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.workload.archive import find_trace, missing_message
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import common  # noqa: E402
@@ -43,7 +45,7 @@ import common  # noqa: E402
 OPTIONS = Path(__file__).resolve().parent / "options.json"
 #: The pair the paper found optimal (Figure 4.10).
 PAPER_OPTIMUM = "shortest-low_power"
-DEFAULT_TRACES = common.REPO.parent / "shared" / "traces"
+GAIA = "UniLu-Gaia-2014-1.swf.gz"
 
 
 def gaia_options(jobs: int, start_job: int, seed: int | None = None, reward: str = "thesis"):
@@ -109,14 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         "--traces",
         type=Path,
         default=None,
-        help="folder with UniLu-Gaia-2014-1.swf.gz (default: $HDEEPRM_TRACES, else "
-        "../shared/traces beside the repository)",
+        help="folder with UniLu-Gaia-2014-1.swf.gz (default: where `hdeeprm-traces path "
+        "UniLu-Gaia-2014-1.swf.gz` finds it: $HDEEPRM_TRACES, else the trace cache)",
     )
     args = parser.parse_args(argv)
-    traces = args.traces or Path(os.environ.get("HDEEPRM_TRACES", DEFAULT_TRACES))
-    if not (traces / "UniLu-Gaia-2014-1.swf.gz").is_file():
-        print(f"error: no UniLu-Gaia-2014-1.swf.gz in {traces} (give --traces)", file=sys.stderr)
+    if args.traces is None:
+        found = find_trace(GAIA)
+        if found is None:
+            print(f"error: {missing_message(GAIA)} (or give --traces)", file=sys.stderr)
+            return 2
+        traces = found.parent
+    else:
+        traces = args.traces
+    if not (traces / GAIA).is_file():
+        print(f"error: no {GAIA} in {traces} (give --traces)", file=sys.stderr)
         return 2
+    # The options file names ${HDEEPRM_TRACES}/UniLu-Gaia-2014-1.swf.gz: one folder only.
     os.environ["HDEEPRM_TRACES"] = str(traces.resolve())
     result = run(
         args.episodes, args.seeds, args.jobs, args.start_job, args.bandwidth_seeds, args.reward

@@ -4,9 +4,10 @@ Usage: ``python -m studies.cush_two_step.cush_agent [--steps N] [--train-sets K]
 [--seed S] [--save PATH]``. Trains :class:`hdeeprm.training.twostep.TwoStepPPO` (job selector
 + policy selector over ``depth_first`` / ``breadth_first``, service-time model on) for ``N``
 decision steps on job sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds
-10,000 .. 10,000 + M - 1 (those of ``benchmarks/fidelity/cush_scenario.py``) greedily, beside FCFS, SJF,
-DRF and Rand in DF and BF form, and prints NTAT, wait, penalty and the paper's Table 1
-(Sierra). Time unit ``t`` = 10 s, so the environment's bounded slowdown (tau = 10 s) is NTAT.
+10,000 .. 10,000 + M - 1 (those of ``benchmarks/fidelity/cush_scenario.py``) greedily,
+beside FCFS, SJF, DRF and Rand in DF and BF form, and prints NTAT, wait, penalty and the
+paper's Table 1 (Sierra). Time unit ``t`` = 10 s, so the environment's bounded slowdown
+(tau = 10 s) is NTAT.
 Prints the training cost in CPU seconds (``time.process_time()``) and steps per CPU second.
 """
 

@@ -51,9 +51,9 @@ from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer
-from studies.common import REPO, TRACES
+from studies.common import REPO, trace
 
-TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+TRACE = trace("KTH-SP2-1996-2.1-cln.swf.gz")
 PLATFORM = REPO / "platform_examples" / "kth_sp2.json"
 OBJECTIVE = "avg_bounded_slowdown"
 

@@ -27,8 +27,8 @@ tune there, report on the held-out windows.
     python -m studies.job_selection_lublin.job_selection_benchmark  # full: 10 windows, longer
     python -m studies.job_selection_lublin.job_selection_benchmark --quick --trainer hdeeprm
 
-The traces folder defaults to ``../shared/traces`` beside the repository
-(``HDEEPRM_TRACES`` or ``--traces`` to change it).
+The trace is found through ``HDEEPRM_TRACES`` or the cache of ``hdeeprm-traces fetch``
+(``--traces`` to give its folder).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import tempfile
 import time
@@ -49,7 +48,7 @@ from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import load_options
-from studies.common import REPO, TRACES
+from studies.common import REPO, trace
 
 TRACE = "lublin_256.swf.gz"
 PLATFORM = REPO / "platform_examples" / "lublin_256.json"
@@ -286,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         args.timesteps = 32_768 if args.quick else 400_000
     if args.eval_windows is None:
         args.eval_windows = 4 if args.quick else 10
-    traces = args.traces or Path(os.environ.get("HDEEPRM_TRACES", TRACES))
+    traces = args.traces or trace(TRACE).parent
     if not (traces / TRACE).is_file():
         print(f"{traces / TRACE} not found: give --traces", file=sys.stderr)
         return 2

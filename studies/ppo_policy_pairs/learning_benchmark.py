@@ -85,10 +85,10 @@ from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ensemble import PolicyEnsemble
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, env_factories, inputs_factories
 from hdeeprm.training.validation import STATISTICS, beats_reference, selection_key
-from studies.common import REPO, TRACES
+from studies.common import REPO, trace
 from studies.ppo_policy_pairs.headroom import format_headroom, headroom
 
-TRACE = TRACES / "UniLu-Gaia-2014-1.swf.gz"
+TRACE = trace("UniLu-Gaia-2014-1.swf.gz")
 PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 MODES = {

@@ -38,9 +38,9 @@ from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.observation import QUEUE_FEATURES
 from hdeeprm.experiment import prepare_inputs
 from hdeeprm.options import options_from_json
-from studies.common import REPO, TRACES
+from studies.common import REPO, trace
 
-TRACE = TRACES / "UniLu-Gaia-2014-1.swf.gz"
+TRACE = trace("UniLu-Gaia-2014-1.swf.gz")
 CANDIDATES = [
     f"{job}-{core}"
     for job in ("first", "shortest", "smallest", "low_mem")

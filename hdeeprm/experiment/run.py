@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hdeeprm._atomic import atomic_open, ensure_dir
+from hdeeprm._atomic import atomic_open, deferred_interrupts, ensure_dir
 from hdeeprm._gc import young_collections_only
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
@@ -116,22 +115,6 @@ def compute_metrics(engine: Engine, manager: WorkloadManager, wall_time: float) 
         decisions=manager.nb_decisions,
         wall_time=wall_time,
     )
-
-
-@contextlib.contextmanager
-def deferred_interrupts() -> Iterator[None]:
-    """Hold Ctrl-C while a group of output files is written, so the set is never partial."""
-    if os.name != "posix" or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-    received: list[Any] = []
-    previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hdeeprm._atomic import ensure_dir
+from hdeeprm._atomic import deferred_interrupts, ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.analysis.runfolder import read_jobs, read_schedule
 from hdeeprm.decision import WorkloadManager
@@ -25,7 +25,6 @@ from hdeeprm.experiment.run import (
     RunMetrics,
     RunResult,
     classic_manager,
-    deferred_interrupts,
     drive,
     insights_log,
     write_overutilization,

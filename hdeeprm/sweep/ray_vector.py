@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from hdeeprm.sweep._ray import ensure_ray, import_ray
+from hdeeprm._ray import ensure_ray, import_ray
 
 
 class EnvGroup:

@@ -24,7 +24,7 @@ LEARNING = REPO / "thesis_experiments" / "learning"
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    from hdeeprm.sweep._ray import ensure_ray
+    from hdeeprm._ray import ensure_ray
 
     owned = ensure_ray(num_cpus=2)
     try:

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
 
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     options = Path(args.options).resolve()

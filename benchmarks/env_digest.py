@@ -33,7 +33,7 @@ from hdeeprm._digest import feed, feed_random_episode
 from hdeeprm.agents import ClassicAgent
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs

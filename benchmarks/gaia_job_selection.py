@@ -42,7 +42,7 @@ from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSel
 from hdeeprm.environment.job_pickers import run_episode
 from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training.picker_cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories

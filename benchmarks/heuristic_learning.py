@@ -46,7 +46,7 @@ from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment import THESIS_ORDERINGS, HeuristicSelectionEnv
 from hdeeprm.environment.heuristic_selection import heuristic_selection_factories
 from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.training import evaluate as ev

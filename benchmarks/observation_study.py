@@ -36,7 +36,7 @@ import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.observation import QUEUE_FEATURES
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 
 REPO = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ import learning_benchmark as lb
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.planning import PlanningTeacher

@@ -34,7 +34,7 @@ from learning_benchmark import MODES, PLATFORM, TRACE, options_for  # noqa: E402
 
 from hdeeprm.environment import HeterogeneousClusterEnv  # noqa: E402
 from hdeeprm.environment.episodes import window_loads  # noqa: E402
-from hdeeprm.experiment import prepare_inputs  # noqa: E402
+from hdeeprm.inputs import prepare_inputs  # noqa: E402
 from hdeeprm.options import options_from_json  # noqa: E402
 from hdeeprm.training import evaluate as ev  # noqa: E402
 from hdeeprm.training.headroom import format_headroom, headroom  # noqa: E402

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hdeeprm.platform import Platform
     from hdeeprm.workload.model import Workload
 
-# Generated inputs (hdeeprm.experiment.inputs).
+# Generated inputs (hdeeprm.inputs).
 PLATFORM_XML_FILE = "platform.xml"
 HIERARCHY_FILE = "res_hierarchy.json"
 WORKLOAD_FILE = "workload.json"

@@ -23,10 +23,10 @@ from hdeeprm.environment.objective_reward import ObjectiveReward
 from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs, prepare_inputs
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.logs import set_level
 from hdeeprm.options import Options, load_options
-from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
+from hdeeprm.simulation import Engine, write_outputs
 from hdeeprm.simulation.events import Decision
 from hdeeprm.simulation.service_time import ServiceTimeModel
 
@@ -92,7 +92,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.objective = env_opts.objective
         self.actions = action_space_from_options(self.options)
         self.action_names = self.actions.names
-        self.sim_platform = load_platform_xml(inputs.platform_xml)
+        self.sim_platform = inputs.sim_platform
         episodes = env_opts.episodes
         if split is None:
             split = "train" if episodes is not None else "all"

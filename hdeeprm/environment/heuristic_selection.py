@@ -47,7 +47,7 @@ from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.environment.reward import bounded_slowdown
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.options import Options
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler
 from hdeeprm.scheduling.orderings import canonical

@@ -62,7 +62,7 @@ from hdeeprm.decision.actions import PLACEMENT_POLICIES
 from hdeeprm.decision.job_scheduler import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.options import Options
 from hdeeprm.scheduling.profile import RunningEnds
 from hdeeprm.simulation.events import Decision, ExecuteJob

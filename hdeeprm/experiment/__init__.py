@@ -1,19 +1,2 @@
-"""Experiments: from a validated options file to the simulator's input files and a run."""
-
-from hdeeprm.experiment.inputs import (
-    HIERARCHY_FILE,
-    JOB_LIMITS_FILE,
-    PLATFORM_XML_FILE,
-    WORKLOAD_FILE,
-    ExperimentInputs,
-    prepare_inputs,
-)
-
-__all__ = [
-    "HIERARCHY_FILE",
-    "JOB_LIMITS_FILE",
-    "PLATFORM_XML_FILE",
-    "WORKLOAD_FILE",
-    "ExperimentInputs",
-    "prepare_inputs",
-]
+"""Classic runs: a prepared experiment (:mod:`hdeeprm.inputs`) simulated with its fixed policy
+pair on the embedded engine, outputs written (:mod:`hdeeprm.experiment.run`)."""

@@ -28,8 +28,8 @@ import numpy as np
 
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment.job_selection import JobSelectionEnv
-from hdeeprm.experiment import ExperimentInputs, prepare_inputs
 from hdeeprm.experiment.cush import CUSH_POLICIES, CushResult, CushScenario
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 

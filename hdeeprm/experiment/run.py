@@ -18,13 +18,11 @@ from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.oversubscription import merged_spans as merged_spans
 from hdeeprm.decision.oversubscription import span_rows
-from hdeeprm.experiment.inputs import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
     SIMULATION_ENDS,
     Engine,
-    SimPlatform,
-    load_platform_xml,
     write_outputs,
 )
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
@@ -219,22 +217,20 @@ def run_classic(
     *,
     seed: int | None = None,
     progress: bool = False,
-    sim_platform: SimPlatform | None = None,
 ) -> RunResult:
     """Simulate the prepared experiment with its CLASSIC agent; write the outputs.
 
     Args:
-        inputs: from :func:`~hdeeprm.experiment.prepare_inputs`.
+        inputs: from :func:`~hdeeprm.inputs.prepare_inputs`.
         output_dir: where the Batsim outputs, ``insights.log`` and
             ``hdeeprm_mem_bw_overutilization.csv`` go (default: the inputs' run folder).
         seed: seeds the ``random`` policies (default: the options' seed).
         progress: show a progress bar over completed jobs.
-        sim_platform: an already loaded ``platform.xml`` (saves reloading it across runs).
     """
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
     ensure_dir(out)
     manager = classic_manager(inputs, seed)
-    platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
+    platform = inputs.sim_platform
     service_time = ServiceTimeModel.from_settings(inputs.platform, inputs.options.service_time)
     # From the engine's job list to the last output row the run only adds long-lived objects:
     # a full collection would rescan them all and free nothing (hdeeprm._gc); one deferred to

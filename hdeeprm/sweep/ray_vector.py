@@ -277,7 +277,7 @@ def hdeeprm_env_fns(
     options file. Inputs are generated here, once, so the actors only read them (on a
     cluster the run folder must be on a filesystem every node mounts)."""
     from hdeeprm.environment import HeterogeneousClusterEnv
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     loaded = load_options(options)

@@ -27,7 +27,7 @@ from hdeeprm.agents.learning import LearningAgent, source_file
 from hdeeprm.agents.loader import build_agent
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.errors import InputError, Interrupted
-from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 
 #: Name of the per-episode log in the run folder.
 LOG_FILE = "training_log.csv"

@@ -23,7 +23,7 @@ from hdeeprm.analysis.metrics import job_metrics, summarize_run
 from hdeeprm.analysis.runfolder import RunFolder
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.objective_reward import TIME_UNIT
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.platform import load_platform
 

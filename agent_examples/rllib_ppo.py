@@ -34,7 +34,7 @@ def make_env(config: dict[str, Any]) -> Any:
     """The env creator RLlib calls in each env runner (``config`` is the ``env_config``)."""
     from hdeeprm.environment import HeterogeneousClusterEnv
 
-    return HeterogeneousClusterEnv(
+    return HeterogeneousClusterEnv.from_options(
         config["options"], config["run_dir"], config.get("custom_workload")
     )
 

@@ -51,7 +51,6 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,7 +62,6 @@ from hdeeprm.decision.job_scheduler import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
 from hdeeprm.inputs import ExperimentInputs
-from hdeeprm.options import Options
 from hdeeprm.scheduling.profile import RunningEnds
 from hdeeprm.simulation.events import Decision, ExecuteJob
 
@@ -152,7 +150,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     """Pick one visible queued job per step, or do nothing (see the module docstring).
 
     Args:
-        options, output_dir, custom_workload, inputs, trace, split, render_mode, log_level: as
+        inputs, common: the prepared inputs and the keywords every environment takes
+            (``trace``, ``split``, ``render_mode``, ``log_level``), as
             :class:`~hdeeprm.environment.env.HeterogeneousClusterEnv` (the options' objective,
             actions, observation and reward keys are not used here).
         queue_slots: visible queued jobs ``Q`` (action space ``Discrete(Q + 1)``).
@@ -172,21 +171,15 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def __init__(
         self,
-        options: str | os.PathLike[str] | Options | None = None,
-        output_dir: str | os.PathLike[str] | None = None,
-        custom_workload: str | os.PathLike[str] | None = None,
+        inputs: ExperimentInputs,
         *,
-        inputs: ExperimentInputs | None = None,
-        trace: bool = False,
-        split: str | None = None,
-        render_mode: str | None = None,
-        log_level: str | None = None,
         queue_slots: int = DEFAULT_SLOTS,
         core_policy: str = "high_gflops",
         backfill: bool = False,
         policies: Sequence[str] | None = None,
         log_features: bool = False,
         objective: str = OBJECTIVE,
+        **common: Any,
     ) -> None:
         if objective not in SLOWDOWN_OBJECTIVES:
             raise ValueError(
@@ -221,16 +214,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
-        super().__init__(
-            options,
-            output_dir,
-            custom_workload,
-            inputs=inputs,
-            trace=trace,
-            split=split,
-            render_mode=render_mode,
-            log_level=log_level,
-        )
+        super().__init__(inputs, **common)
         self.objective = objective
         self.reward_kind = "objective"
         limits = self.inputs.job_limits

@@ -283,7 +283,7 @@ def hdeeprm_env_fns(
     loaded = load_options(options)
     inputs = prepare_inputs(loaded, output_dir, custom_workload=custom_workload)
     factory = functools.partial(
-        HeterogeneousClusterEnv,
+        HeterogeneousClusterEnv.from_options,
         os.fspath(loaded.source or options),
         os.fspath(inputs.output_dir),
         None if custom_workload is None else os.fspath(custom_workload),

@@ -114,7 +114,7 @@ def test_episode_return_is_the_objective(tmp_path, objective) -> None:
         episodes={"window_jobs": 25, "train_jobs": [0, 60]},
     )
     workload = write_workload(tmp_path / "wl", random_jobs(60, seed=11))
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
     power = p_max(LEARNING_PLATFORM)
     returns = []
     for seed in range(2):

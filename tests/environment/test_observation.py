@@ -130,7 +130,7 @@ def test_incremental_sorted_statistics_equal_a_full_sort(tmp_path) -> None:
 
     jobs = random_jobs(80, seed=9)
     jobs[5][4]["req_time"] = float("inf")
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         write_options(tmp_path / "opt", void=True), tmp_path / "run", write_workload(tmp_path, jobs)
     )
     obs, _ = env.reset(seed=0)

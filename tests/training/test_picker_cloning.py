@@ -18,7 +18,7 @@ from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 def factory(tmp_path):
     options = write_options(tmp_path / "opt")
     workload = write_workload(tmp_path, random_jobs(60, seed=5))
-    return lambda: JobSelectionEnv(options, tmp_path / "run", workload, queue_slots=8)
+    return lambda: JobSelectionEnv.from_options(options, tmp_path / "run", workload, queue_slots=8)
 
 
 def _agent(factory, seed: int = 0) -> TwoStepPPO:

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from gymnasium.vector import SyncVectorEnv
 
     from hdeeprm._ray import ensure_ray
-    from hdeeprm.sweep.ray_vector import RayVectorEnv, hdeeprm_env_fns
+    from hdeeprm.environment.vector.ray import RayVectorEnv, hdeeprm_env_fns
 
     load = os.getloadavg()[0]
     print(

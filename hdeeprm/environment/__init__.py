@@ -38,6 +38,7 @@ from hdeeprm.environment.reward import (
     episode_objective,
     rate_value,
 )
+from hdeeprm.environment.vector import RayVectorEnv, SharedMemoryVectorEnv
 
 ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
 JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
@@ -68,6 +69,8 @@ __all__ = [
     "OBJECTIVES",
     "QUEUE_FEATURES",
     "RATE_OBJECTIVES",
+    "RayVectorEnv",
+    "SharedMemoryVectorEnv",
     "HeterogeneousClusterEnv",
     "ObservationBuilder",
     "RewardMeter",

@@ -5,8 +5,6 @@
 * :mod:`~hdeeprm.sweep.backends`: this process, local processes, or a Ray cluster.
 * :mod:`~hdeeprm.sweep.runner`: resume, ordering, progress (:func:`run_sweep`).
 * :mod:`~hdeeprm.sweep.table`: ``results.csv`` / ``results.parquet`` and the comparison plot.
-* :mod:`~hdeeprm.sweep.ray_vector`: a Gymnasium vector environment whose sub-environments live
-  in Ray actors (training rollouts beyond one machine).
 
 Ray is optional (``pip install 'hdeeprm[ray]'``); nothing here imports it unless asked to.
 """

@@ -11,7 +11,7 @@ import pytest
 from gpu_helpers import TINY
 
 from hdeeprm.environment.job_pickers import CushPicker, cush_key
-from hdeeprm.experiment.cush import CushScenario
+from hdeeprm.scenarios.cush import CushScenario
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 

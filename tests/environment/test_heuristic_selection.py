@@ -318,7 +318,7 @@ def test_bandit_drives_the_environment(tmp_path) -> None:
 
 # --- simulation-based tuning (sections 6.3.1-6.3.2) ------------------------------------------
 def test_simulated_feedback_switches_to_the_cheaper_ordering_by_hand(tmp_path) -> None:
-    from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
+    from hdeeprm.scenarios.period_tuning import SimulatedFeedback, play_simulated_feedback
 
     # 45 s periods: decisions at t = 10 (period 0) and t = 50 (period 1). The tuner starts on
     # LQF (initial=1). At t = 50 it simulates the jobs submitted in [0, 45) (all eight: the

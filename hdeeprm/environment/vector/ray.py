@@ -276,7 +276,7 @@ def hdeeprm_env_fns(
     """Factories of ``num_envs`` :class:`~hdeeprm.environment.HeterogeneousClusterEnv` on one
     options file. Inputs are generated here, once, so the actors only read them (on a
     cluster the run folder must be on a filesystem every node mounts)."""
-    from hdeeprm.environment import HeterogeneousClusterEnv
+    from hdeeprm.environment.env import HeterogeneousClusterEnv
     from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -183,11 +182,9 @@ def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
 def _may_draw_random(actions: ActionSpace, agent: Any) -> bool:
     """Whether the core pool must keep the ``random`` policy's free-core list from the start:
     not for an agent that always answers one action whose core policy is another one
-    (:class:`FixedPair`, :class:`hdeeprm.agents.ClassicAgent`, exact classes: a subclass may
-    decide otherwise). Should such a manager draw anyway, the pool builds the list then."""
-    kind = type(agent)
-    base = sys.modules.get("hdeeprm.agents.base")  # not imported: no ClassicAgent exists
-    if kind is FixedPair or (base is not None and kind is base.ClassicAgent):
+    (:class:`FixedPair`, the exact class: a subclass may decide otherwise). Should such a
+    manager draw anyway, the pool builds the list then."""
+    if type(agent) is FixedPair:
         return actions[agent.action].core_policy == "random"
     return True
 
@@ -199,7 +196,7 @@ class WorkloadManager:
         platform: the resource hierarchy the simulator runs.
         actions: the action space; all 36 pairs + void by default.
         agent: chooses actions in :meth:`handle` (anything with ``observe`` and ``decide``,
-            e.g. :class:`~hdeeprm.agents.ClassicAgent`); not needed when driving with
+            e.g. :class:`FixedPair`); not needed when driving with
             :meth:`ingest` / :meth:`act`.
         seed: seeds the ``random`` job and core policies (independent streams).
         profiles: profiles by name, for engines whose jobs name their profile instead of

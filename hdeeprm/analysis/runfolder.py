@@ -38,7 +38,7 @@ MANIFEST_FILE = ".hdeeprm_inputs.json"
 GENERATED_INPUTS = (PLATFORM_XML_FILE, HIERARCHY_FILE, WORKLOAD_FILE, JOB_LIMITS_FILE)
 
 # Outputs: Batsim's five (hdeeprm.simulation.outputs), hdeeprm's own (hdeeprm.experiment.run,
-# hdeeprm.training.runner).
+# hdeeprm.training.learning_runs).
 JOBS_FILE = "out_jobs.csv"
 SCHEDULE_FILE = "out_schedule.csv"
 MACHINE_STATES_FILE = "out_machine_states.csv"

@@ -315,7 +315,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         # Read per step: plain attributes and lengths rather than the properties that wrap
         # them (the same values).
         manager, engine = self.manager, self.engine
-        queued = len(manager.job_scheduler.jobs)
+        queued = len(manager.job_queue.jobs)
         running = len(manager.running)
         pool = manager.pool
         info: dict[str, Any] = {

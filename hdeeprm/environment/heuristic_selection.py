@@ -294,7 +294,7 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
         free = manager.pool.free_count
         if self._jobs.queued_cores <= free:
             return False  # every queued job starts, in any order
-        smallest = manager.job_scheduler.peek("smallest")
+        smallest = manager.job_queue.peek("smallest")
         if smallest is None or smallest.res > free:
             return False  # no queued job starts, in any order
         return self.period is None or self._period_of(manager.now) > self._period_index

@@ -58,7 +58,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.decision.actions import PLACEMENT_POLICIES
-from hdeeprm.decision.job_scheduler import JobRecord
+from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
 from hdeeprm.inputs import ExperimentInputs
@@ -372,7 +372,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         manager, pool = self.manager, self.manager.pool
         shadow, extra = self._ends.ends.shadow(head.res, pool.free_count, manager.now)
         now = manager.now
-        for job in manager.job_scheduler.head(self.queue_slots):
+        for job in manager.job_queue.head(self.queue_slots):
             free = pool.free_count
             if not free:
                 break
@@ -403,7 +403,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _look(self) -> None:
         """The visible jobs and which of them fit now."""
         manager = self.manager
-        self._visible = manager.job_scheduler.head(self.queue_slots)
+        self._visible = manager.job_queue.head(self.queue_slots)
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):

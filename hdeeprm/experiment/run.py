@@ -25,8 +25,8 @@ from hdeeprm.simulation import (
     Engine,
     write_outputs,
 )
+from hdeeprm.simulation.driver import wants_state_changes
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
-from hdeeprm.simulation.runner import wants_state_changes
 from hdeeprm.simulation.service_time import ServiceTimeModel
 
 INSIGHTS_FILE = "insights.log"

@@ -230,12 +230,12 @@ def test_fits_now_sees_memory_taken_by_a_big_task() -> None:
     """One node of 4 cores and 8,000 MB (2,000 MB per core). A running 1-task job holding
     7,000 MB leaves 3 free cores but only 1,000 MB: a 2,000 MB task no longer fits, although
     it is within the per-core share; a 1,000 MB one does. Once the big job ends, both fit."""
-    from hdeeprm.decision.job_scheduler import JobRecord
+    from hdeeprm.decision.job_queue import JobRecord
 
     platform = make_platform([(8.0, [(2.0, 4.0, 10.0, 50.0, 4)])])
     manager = WorkloadManager(platform, ActionSpace(None), seed=0)
     big = JobRecord("w!big", 0, 0.0, res=1, req_time=100.0, mem=7000.0, mem_bw=1.0)
-    manager.job_scheduler.push(big)
+    manager.job_queue.push(big)
     assert manager.start_job(big, "high_gflops")
     assert manager.pool.free_count == 3
     assert not manager.fits_now(1, 2000.0)

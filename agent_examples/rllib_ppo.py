@@ -34,7 +34,7 @@ def make_env(config: dict[str, Any]) -> Any:
     """The env creator RLlib calls in each env runner (``config`` is the ``env_config``)."""
     from hdeeprm.environment import HeterogeneousClusterEnv
 
-    return HeterogeneousClusterEnv(
+    return HeterogeneousClusterEnv.from_options(
         config["options"], config["run_dir"], config.get("custom_workload")
     )
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
 
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     options = Path(args.options).resolve()

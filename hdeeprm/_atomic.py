@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
@@ -124,3 +125,19 @@ def write_json(path: str | os.PathLike[str], data: Any, *, indent: int | None = 
     """Serialise ``data`` as JSON to ``path`` atomically."""
     # One dumps + one write is about twice as fast as json.dump's many small writes.
     write_text(path, json_text(data, indent=indent))
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Hold Ctrl-C while a group of output files is written, so the set is never partial."""
+    if os.name != "posix" or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    received: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt

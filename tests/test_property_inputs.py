@@ -25,7 +25,7 @@ from hdeeprm.agents import PolicyLearningAgent
 from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.options import load_options
 from hdeeprm.platform import load_platform
-from hdeeprm.training.runner import check_decision
+from hdeeprm.training.learning_runs import check_decision
 from hdeeprm.workload import load_workload, read_swf
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ import math
 import time
 from pathlib import Path
 
-from hdeeprm.experiment.cush import (
+from hdeeprm.scenarios.cush import (
     CUSH_HEURISTICS,
     PAPER_TABLE1_SIERRA,
     PAPER_TABLE1_SUMMIT,

@@ -37,8 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import classic_manager, compute_metrics, drive
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.platform.hierarchy import PSTATE_SPEED_FRACTION
 from hdeeprm.simulation import Engine, load_platform_xml

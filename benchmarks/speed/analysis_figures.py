@@ -33,8 +33,8 @@ PLATFORM = REPO / "platform_examples" / "gaia.json"
 
 def make_gaia_run(folder: Path, nb_jobs: int) -> None:
     """Simulate ``nb_jobs`` Gaia jobs into ``folder`` with the launcher's own code."""
-    from hdeeprm.experiment import prepare_inputs
     from hdeeprm.experiment.run import run_classic
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     options = folder / "options.json"

@@ -33,8 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
@@ -221,7 +220,7 @@ def bench(
             manager = WorkloadManager(
                 platform,
                 actions,
-                ClassicAgent(actions, "first-high_gflops"),
+                FixedPair(actions, "first-high_gflops"),
                 seed=1,
                 scheduler=sched,
             )

@@ -50,8 +50,7 @@ from types import ModuleType
 from typing import Any
 
 from hdeeprm._gc import young_collections_only
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.simulation import (
@@ -171,7 +170,7 @@ def record(case: str, path: Path, nb_jobs: int | None) -> None:
     manager = WorkloadManager(
         hierarchy,
         actions,
-        ClassicAgent(actions, pair),
+        FixedPair(actions, pair),
         seed=1,
         scheduler=BackfillScheduler(parse_scheduler("easy")) if easy else None,
     )

@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 
 from hdeeprm._digest import feed, feed_random_episode
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
@@ -110,7 +109,7 @@ def classic_digests(pairs: list[str], nb_jobs: int, seed: int = 1) -> None:
             out = Path(tmp)
             write_platform_xml(platform, out / "platform.xml")
             actions = ActionSpace()
-            manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=seed)
+            manager = WorkloadManager(platform, actions, FixedPair(actions, pair), seed=seed)
             engine = Engine(load_platform_xml(out / "platform.xml"), workload, trace=True)
             run(engine, manager)
             files = write_outputs(engine, out)

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options, options_from_json
 from hdeeprm.training import run_learning
 

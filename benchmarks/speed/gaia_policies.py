@@ -15,8 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import Engine, load_platform_xml, run, write_outputs
 from hdeeprm.workload.convert import convert_swf
@@ -47,7 +46,7 @@ def bench(pair: str, nb_jobs: int | None, profile: bool, seed: int = 1) -> None:
         t1 = time.perf_counter()
 
         actions = ActionSpace()
-        manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=seed)
+        manager = WorkloadManager(platform, actions, FixedPair(actions, pair), seed=seed)
         engine = Engine(sim_platform, workload, trace=True)
         profiler = cProfile.Profile() if profile else None
         if profiler:

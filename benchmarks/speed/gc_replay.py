@@ -54,9 +54,9 @@ def child(trace: str, size: str, policy: str, traces_dir: Path | None) -> dict:
 
     if policy == "default":  # a no-op in place of the policy, where the replay looks it up
         hdeeprm._gc.young_collections_only = contextlib.nullcontext  # type: ignore[assignment]
-        import hdeeprm.simulation.runner as runner
+        import hdeeprm.simulation.driver as driver
 
-        runner.young_collections_only = contextlib.nullcontext  # type: ignore[assignment]
+        driver.young_collections_only = contextlib.nullcontext  # type: ignore[assignment]
     logging.getLogger("hdeeprm.insights").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)

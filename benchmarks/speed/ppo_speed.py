@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training.ppo import (
     PPOConfig,

@@ -84,11 +84,10 @@ def make_decider(name: str, hierarchy):  # noqa: ANN001, ANN201 (benchmark helpe
     """A fresh decision system (each replay needs its own state)."""
     if name == "first-fit":
         return AllP0FCFS()
-    from hdeeprm.agents import ClassicAgent
-    from hdeeprm.decision import ActionSpace, WorkloadManager
+    from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 
     actions = ActionSpace()
-    return WorkloadManager(hierarchy, actions, ClassicAgent(actions, name), seed=1)
+    return WorkloadManager(hierarchy, actions, FixedPair(actions, name), seed=1)
 
 
 def sim_executable(folder: Path) -> str:

@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from gymnasium.vector import SyncVectorEnv
 
-    from hdeeprm.sweep._ray import ensure_ray
-    from hdeeprm.sweep.ray_vector import RayVectorEnv, hdeeprm_env_fns
+    from hdeeprm._ray import ensure_ray
+    from hdeeprm.environment.vector.ray import RayVectorEnv, hdeeprm_env_fns
 
     load = os.getloadavg()[0]
     print(

@@ -19,9 +19,6 @@ from typing import Any, Protocol
 
 from torch import nn
 
-from hdeeprm.decision.actions import Action, ActionSpace
-from hdeeprm.decision.fixed_pair import FixedPair
-
 
 class Environment(Protocol):
     """The environment surface the agent verbs need."""
@@ -59,33 +56,3 @@ class Agent(nn.Module):
         reward = float(env.reward())
         self.rewards.append(reward)
         return reward
-
-
-class ClassicAgent(Agent):
-    """A fixed policy pair: always the same action, whatever it observes.
-
-    Args:
-        actions: the action space the workload manager uses.
-        policy_pair: the pair as a name (``"shortest-high_gflops"``), a (job, core) tuple or an
-            :class:`~hdeeprm.decision.actions.Action`; ``"void"`` is allowed when enabled.
-
-    The original HDeepRM always answered action 0 whatever the options said; this agent
-    answers the position of *its* pair in the action space.
-    """
-
-    def __init__(self, actions: ActionSpace, policy_pair: str | tuple[str, str] | Action) -> None:
-        super().__init__()
-        fixed = FixedPair(actions, policy_pair)
-        self.actions = actions
-        self.action = fixed.action
-        self.policy_pair = fixed.policy_pair
-
-    def observe(self, env: Any) -> None:
-        """A classic agent needs no observation (saves building one at every decision)."""
-        return None
-
-    def decide(self, observation: Any = None) -> int:
-        return self.action
-
-    def extra_repr(self) -> str:
-        return f"policy_pair={self.policy_pair!r}, action={self.action}"

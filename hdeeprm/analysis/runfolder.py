@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hdeeprm.platform import Platform
     from hdeeprm.workload.model import Workload
 
-# Generated inputs (hdeeprm.experiment.inputs).
+# Generated inputs (hdeeprm.inputs).
 PLATFORM_XML_FILE = "platform.xml"
 HIERARCHY_FILE = "res_hierarchy.json"
 WORKLOAD_FILE = "workload.json"
@@ -38,7 +38,7 @@ MANIFEST_FILE = ".hdeeprm_inputs.json"
 GENERATED_INPUTS = (PLATFORM_XML_FILE, HIERARCHY_FILE, WORKLOAD_FILE, JOB_LIMITS_FILE)
 
 # Outputs: Batsim's five (hdeeprm.simulation.outputs), hdeeprm's own (hdeeprm.experiment.run,
-# hdeeprm.training.runner).
+# hdeeprm.training.learning_runs).
 JOBS_FILE = "out_jobs.csv"
 SCHEDULE_FILE = "out_schedule.csv"
 MACHINE_STATES_FILE = "out_machine_states.csv"

@@ -96,7 +96,7 @@ def _evaluate(
 ) -> None:
     from hdeeprm.environment import HeterogeneousClusterEnv
     from hdeeprm.errors import InputError
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
     from hdeeprm.training import evaluate as ev
     from hdeeprm.training.ensemble import load_policy

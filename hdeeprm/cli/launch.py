@@ -139,7 +139,7 @@ def _launch(
     batsim: BatsimChoice | None = None,
 ) -> None:
     from hdeeprm.errors import InputError
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     options = load_options(options_file)
@@ -223,7 +223,6 @@ def _launch(
         return
 
     from hdeeprm.experiment.run import run_classic
-    from hdeeprm.simulation import load_platform_xml
 
     if batsim is not None:
         from hdeeprm.protocol.client import find_executable
@@ -231,8 +230,6 @@ def _launch(
 
         executable = find_executable(batsim.executable)  # fail before any run starts
         _say(quiet, f"simulator: {executable}")
-    else:
-        sim_platform = load_platform_xml(inputs.platform_xml)
     pair = options.agent.policy_pair
     for k in range(nb_runs):
         run_dir = out if nb_runs == 1 else out / f"run_{k:03d}"
@@ -247,9 +244,7 @@ def _launch(
                 timeout=batsim.timeout,
             )
         else:
-            result = run_classic(
-                inputs, run_dir, seed=seed, progress=not quiet, sim_platform=sim_platform
-            )
+            result = run_classic(inputs, run_dir, seed=seed, progress=not quiet)
         title = f"{pair}" + ("" if nb_runs == 1 else f" (run {k}, seed {seed})")
         click.echo(f"== {title} ==")
         for line in result.metrics.lines():

@@ -1,4 +1,4 @@
-"""The decision system: workload manager, job scheduler, resource manager and core pool."""
+"""The decision system: workload manager, job queue, resource manager and core pool."""
 
 from hdeeprm.decision.actions import (
     CORE_POLICIES,
@@ -12,7 +12,7 @@ from hdeeprm.decision.actions import (
 )
 from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
-from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
+from hdeeprm.decision.job_queue import JobQueue, JobRecord
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import CorePool
 from hdeeprm.decision.workload_manager import WorkloadManager, job_record
@@ -29,7 +29,7 @@ __all__ = [
     "FixedPair",
     "GpuPool",
     "JobRecord",
-    "JobScheduler",
+    "JobQueue",
     "LocalityAllocator",
     "ResourceManager",
     "WorkloadManager",

@@ -1,8 +1,8 @@
-"""A fixed policy pair as the decider of classic runs, without torch.
+"""A fixed policy pair: the agent of classic runs, without torch.
 
-:class:`hdeeprm.agents.ClassicAgent` is the same decision as a torch module (the thesis's agent
-API); classic runs and sweeps use this plain class so that a worker replaying a trace never
-pays torch's import (about 1.5 s per process).
+A plain class rather than a torch module (:class:`hdeeprm.agents.Agent`), so that a worker
+replaying a trace never pays torch's import (about 1.5 s per process). The workload manager
+answers its action without calling it at each decision point.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from hdeeprm.platform.hierarchy import (
 from hdeeprm.simulation.events import HostIds, SetResourceState
 
 if TYPE_CHECKING:
-    from hdeeprm.decision.fit import ChangeLog
+    from hdeeprm.decision.change_log import ChangeLog
 
 INSIGHTS = logging.getLogger("hdeeprm.insights")
 
@@ -131,7 +131,7 @@ class CorePool:
         #: Sets that receive every processor whose bandwidth demand was summed again (settle:
         #: the sum in core order may round below the running one).
         self.demand_listeners: list[set[int]] = []
-        #: Change logs (:class:`hdeeprm.decision.fit.ChangeLog`) that receive the id of every
+        #: Change logs (:class:`hdeeprm.decision.change_log.ChangeLog`) that receive the id of every
         #: node whose free cores or free memory changed (the fit counts): a take appends to
         #: their ``nodes`` list directly (millions of times on a whole trace: no method call),
         #: a release calls ``update`` (which keeps the log bounded), a reset ``update`` with

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -38,7 +37,7 @@ from hdeeprm.decision.actions import LOCALITY_POLICIES, Action, ActionSpace
 from hdeeprm.decision.fit import NodeFloorFit
 from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.gpus import GpuPool, LocalityAllocator
-from hdeeprm.decision.job_scheduler import FINISHED, REJECTED, RUNNING, JobRecord, JobScheduler
+from hdeeprm.decision.job_queue import FINISHED, REJECTED, RUNNING, JobQueue, JobRecord
 from hdeeprm.decision.oversubscription import OverSubscriptionRecord
 from hdeeprm.decision.resource_manager import ResourceManager
 from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
@@ -183,23 +182,21 @@ def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
 def _may_draw_random(actions: ActionSpace, agent: Any) -> bool:
     """Whether the core pool must keep the ``random`` policy's free-core list from the start:
     not for an agent that always answers one action whose core policy is another one
-    (:class:`FixedPair`, :class:`hdeeprm.agents.ClassicAgent`, exact classes: a subclass may
-    decide otherwise). Should such a manager draw anyway, the pool builds the list then."""
-    kind = type(agent)
-    base = sys.modules.get("hdeeprm.agents.base")  # not imported: no ClassicAgent exists
-    if kind is FixedPair or (base is not None and kind is base.ClassicAgent):
+    (:class:`FixedPair`, the exact class: a subclass may decide otherwise). Should such a
+    manager draw anyway, the pool builds the list then."""
+    if type(agent) is FixedPair:
         return actions[agent.action].core_policy == "random"
     return True
 
 
 class WorkloadManager:
-    """Job scheduler + resource manager + core pool, driven by simulator messages.
+    """Job queue + resource manager + core pool, driven by simulator messages.
 
     Args:
         platform: the resource hierarchy the simulator runs.
         actions: the action space; all 36 pairs + void by default.
         agent: chooses actions in :meth:`handle` (anything with ``observe`` and ``decide``,
-            e.g. :class:`~hdeeprm.agents.ClassicAgent`); not needed when driving with
+            e.g. :class:`FixedPair`); not needed when driving with
             :meth:`ingest` / :meth:`act`.
         seed: seeds the ``random`` job and core policies (independent streams).
         profiles: profiles by name, for engines whose jobs name their profile instead of
@@ -250,10 +247,10 @@ class WorkloadManager:
             detail=log_detail,
         )
         job_rng, core_rng = self._streams(seed)
-        self.job_scheduler = JobScheduler(job_rng)
+        self.job_queue = JobQueue(job_rng)
         #: The scheduler's list of queued jobs (the same object for the manager's lifetime:
         #: the scheduler clears it in place), read directly on the per-message path.
-        self._queued = self.job_scheduler.jobs
+        self._queued = self.job_queue.jobs
         #: The actions by index (a tuple: no method call per decision).
         self._action_list = tuple(self.actions)
         self.resource_manager = ResourceManager(self.pool, core_rng)
@@ -329,23 +326,23 @@ class WorkloadManager:
         if seed is not None:
             self.seed = seed
             job_rng, core_rng = self._streams(seed)
-            self.job_scheduler.reseed(job_rng)
+            self.job_queue.reseed(job_rng)
             self.resource_manager.reseed(core_rng)
         self.pool.reset()
         self.gpu_pool.reset()
         self.resource_manager.reset()
-        self.job_scheduler.clear()
+        self.job_queue.clear()
         if self.scheduler is not None:
             self.scheduler.reset()
         self._reset_counters()
 
     @property
-    def queue(self) -> JobScheduler:
-        return self.job_scheduler
+    def queue(self) -> JobQueue:
+        return self.job_queue
 
     @property
     def queue_size(self) -> int:
-        return len(self.job_scheduler)
+        return len(self.job_queue)
 
     @property
     def active_jobs(self) -> int:
@@ -428,7 +425,7 @@ class WorkloadManager:
         if groups is None:
             groups = self._mask_groups = self._group_actions()
         masks = self._masks
-        scheduler = self.job_scheduler
+        scheduler = self.job_queue
         ordered = scheduler.sorted
         if ordered is not None and ordered[1]:  # tracked and the queue is not empty
             # Quick answers from the sorted requests: every queued job fits, or none does.
@@ -479,7 +476,7 @@ class WorkloadManager:
         return groups
 
     def _policy_fits(self, policy: str) -> bool:
-        scheduler = self.job_scheduler
+        scheduler = self.job_queue
         if policy != "random":
             job = scheduler.peek(policy)
             return job is not None and self.fits_now(job.res, job.mem, job.gpus)
@@ -585,7 +582,7 @@ class WorkloadManager:
                     self._max_node_mem,
                 )
             return
-        self.job_scheduler.push(record)
+        self.job_queue.push(record)
         if self.scheduler is not None:
             self.scheduler.submitted(record, self.now)
         self._changed = True
@@ -655,7 +652,7 @@ class WorkloadManager:
         elif self.scheduler is not None:
             self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
         else:
-            scheduler, queued = self.job_scheduler, self._queued
+            scheduler, queued = self.job_queue, self._queued
             job_policy, core_policy = chosen.job_policy, chosen.core_policy
             # _place inline for jobs without GPUs under a core policy (one call less a job)
             allocate = None if core_policy in LOCALITY_POLICIES else self.resource_manager.allocate
@@ -682,7 +679,7 @@ class WorkloadManager:
             INSIGHTS.info(
                 "t=%.6f decision: queue=%d action=%s started=%s",
                 self.now,
-                len(self.job_scheduler) + len(started),
+                len(self.job_queue) + len(started),
                 chosen.name,
                 ", ".join(f"{job.id}->{list(job.alloc)}" for job in started) or "none",
             )
@@ -781,7 +778,7 @@ class WorkloadManager:
         return True
 
     def _mark_running(self, job: JobRecord, alloc: Sequence[int]) -> None:
-        self.job_scheduler.remove(job)
+        self.job_queue.remove(job)
         job.state = RUNNING
         job.alloc = tuple(alloc)
         job.start = self.now

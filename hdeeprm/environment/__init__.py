@@ -11,7 +11,11 @@ Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` (policy pai
 
 import gymnasium
 
-from hdeeprm.environment.env import HeterogeneousClusterEnv, action_space_from_options
+from hdeeprm.environment.env import (
+    GymEntryPoint,
+    HeterogeneousClusterEnv,
+    action_space_from_options,
+)
 from hdeeprm.environment.heuristic_selection import (
     THESIS_ORDERINGS,
     HeuristicSelectionEnv,
@@ -34,21 +38,20 @@ from hdeeprm.environment.reward import (
     episode_objective,
     rate_value,
 )
+from hdeeprm.environment.vector import RayVectorEnv, SharedMemoryVectorEnv
 
 ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
 JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
 HEURISTIC_SELECTION_ID = "hdeeprm/HeuristicSelection-v0"
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="hdeeprm.environment.env:HeterogeneousClusterEnv")
+    gymnasium.register(id=ENV_ID, entry_point=GymEntryPoint(HeterogeneousClusterEnv))
 if JOB_SELECTION_ID not in gymnasium.registry:
-    gymnasium.register(
-        id=JOB_SELECTION_ID, entry_point="hdeeprm.environment.job_selection:JobSelectionEnv"
-    )
+    gymnasium.register(id=JOB_SELECTION_ID, entry_point=GymEntryPoint(JobSelectionEnv))
 if HEURISTIC_SELECTION_ID not in gymnasium.registry:
     gymnasium.register(
         id=HEURISTIC_SELECTION_ID,
-        entry_point="hdeeprm.environment.heuristic_selection:HeuristicSelectionEnv",
+        entry_point=GymEntryPoint(HeuristicSelectionEnv),
     )
 
 __all__ = [
@@ -66,6 +69,8 @@ __all__ = [
     "OBJECTIVES",
     "QUEUE_FEATURES",
     "RATE_OBJECTIVES",
+    "RayVectorEnv",
+    "SharedMemoryVectorEnv",
     "HeterogeneousClusterEnv",
     "ObservationBuilder",
     "RewardMeter",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -23,12 +23,14 @@ from hdeeprm.environment.objective_reward import ObjectiveReward
 from hdeeprm.environment.observation import ObservationBuilder
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs, prepare_inputs
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.logs import set_level
 from hdeeprm.options import Options, load_options
-from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
+from hdeeprm.simulation import Engine, write_outputs
 from hdeeprm.simulation.events import Decision
 from hdeeprm.simulation.service_time import ServiceTimeModel
+
+_Env = TypeVar("_Env", bound="HeterogeneousClusterEnv")
 
 
 def action_space_from_options(options: Options) -> ActionSpace:
@@ -39,12 +41,14 @@ def action_space_from_options(options: Options) -> ActionSpace:
 class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
     """Workload management of a heterogeneous cluster as a Gymnasium environment.
 
+    Built from prepared inputs, it reads and writes no input file: :meth:`from_options` is the
+    path that prepares them from an options file first (and the one ``gymnasium.make`` takes).
+    The job-selection and heuristic-selection environments derive from this class and take the
+    same ``inputs`` and keywords.
+
     Args:
-        options: an options file (path) or loaded :class:`~hdeeprm.options.Options`; the
+        inputs: the run's prepared inputs (:func:`hdeeprm.inputs.prepare_inputs`); their options'
             ``pybatsim.env`` block sets objective, actions, observation and queue sensitivity.
-        output_dir: the run folder where inputs are generated (default: the options' folder).
-        custom_workload: a Batsim workload JSON replacing the options' trace (``-cw``).
-        inputs: already prepared inputs (then ``options``' files are not touched again).
         trace: record the Batsim time series so :meth:`write_outputs` can write them (slower;
             can also be switched per episode with ``reset(options={"trace": True})``).
         split: which jobs episodes run on: ``"train"`` (a window sampled per episode from
@@ -69,22 +73,13 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init__(
         self,
-        options: str | os.PathLike[str] | Options | None = None,
-        output_dir: str | os.PathLike[str] | None = None,
-        custom_workload: str | os.PathLike[str] | None = None,
+        inputs: ExperimentInputs,
         *,
-        inputs: ExperimentInputs | None = None,
         trace: bool = False,
         split: str | None = None,
         render_mode: str | None = None,
         log_level: str | None = None,
     ) -> None:
-        if inputs is None:
-            if options is None:
-                raise TypeError("give options (a path or an Options) or prepared inputs")
-            if not isinstance(options, Options):
-                options = load_options(options)
-            inputs = prepare_inputs(options, output_dir, custom_workload=custom_workload)
         self.inputs = inputs
         self.options = inputs.options
         set_level(log_level if log_level is not None else self.options.log_level)
@@ -92,7 +87,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.objective = env_opts.objective
         self.actions = action_space_from_options(self.options)
         self.action_names = self.actions.names
-        self.sim_platform = load_platform_xml(inputs.platform_xml)
+        self.sim_platform = inputs.sim_platform
         episodes = env_opts.episodes
         if split is None:
             split = "train" if episodes is not None else "all"
@@ -129,6 +124,29 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._done = True
         self.steps = 0
         self.total_reward = 0.0
+
+    @classmethod
+    def from_options(
+        cls: type[_Env],
+        options: str | os.PathLike[str] | Options,
+        output_dir: str | os.PathLike[str] | None = None,
+        custom_workload: str | os.PathLike[str] | None = None,
+        **kwargs: Any,
+    ) -> _Env:
+        """Prepare the inputs an options file describes, then build the environment.
+
+        The preparing path: generates (or reuses) the run folder's inputs with
+        :func:`~hdeeprm.inputs.prepare_inputs`.
+
+        Args:
+            options: an options file (path) or loaded :class:`~hdeeprm.options.Options`.
+            output_dir: the run folder where inputs are generated (default: the options' folder).
+            custom_workload: a Batsim workload JSON replacing the options' trace (``-cw``).
+            kwargs: the environment's own keywords (``split``, ``trace``...).
+        """
+        if not isinstance(options, Options):
+            options = load_options(options)
+        return cls(prepare_inputs(options, output_dir, custom_workload=custom_workload), **kwargs)
 
     # --- construction helpers ---------------------------------------------------------
     def _new_manager(self, seed: int) -> WorkloadManager:
@@ -297,7 +315,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         # Read per step: plain attributes and lengths rather than the properties that wrap
         # them (the same values).
         manager, engine = self.manager, self.engine
-        queued = len(manager.job_scheduler.jobs)
+        queued = len(manager.job_queue.jobs)
         running = len(manager.running)
         pool = manager.pool
         info: dict[str, Any] = {
@@ -358,3 +376,34 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
                 "this episode was not traced: reset(options={'trace': True}) to record outputs"
             )
         return write_outputs(self.engine, output_dir or self.inputs.output_dir)
+
+
+class GymEntryPoint:
+    """``gymnasium.make``'s entry point of an environment class.
+
+    ``gymnasium.make(id, options=..., output_dir=..., custom_workload=..., **kwargs)`` prepares
+    the inputs (:meth:`HeterogeneousClusterEnv.from_options`); ``inputs=...`` builds from
+    prepared ones. ``metadata`` is the class's, so ``gymnasium.make`` knows its render modes.
+    """
+
+    def __init__(self, env_class: type[HeterogeneousClusterEnv]) -> None:
+        self.env_class = env_class
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.env_class.metadata
+
+    def __call__(
+        self,
+        options: str | os.PathLike[str] | Options | None = None,
+        output_dir: str | os.PathLike[str] | None = None,
+        custom_workload: str | os.PathLike[str] | None = None,
+        *,
+        inputs: ExperimentInputs | None = None,
+        **kwargs: Any,
+    ) -> HeterogeneousClusterEnv:
+        if inputs is not None:
+            return self.env_class(inputs, **kwargs)
+        if options is None:
+            raise TypeError("give options (a path or an Options) or prepared inputs")
+        return self.env_class.from_options(options, output_dir, custom_workload, **kwargs)

@@ -47,8 +47,7 @@ from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.environment.reward import bounded_slowdown
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs
-from hdeeprm.options import Options
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler
 from hdeeprm.scheduling.orderings import canonical
 
@@ -141,7 +140,8 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
     """Choose EASY's queue ordering at each decision point (see the module docstring).
 
     Args:
-        options, output_dir, custom_workload, inputs, trace, split, render_mode, log_level: as
+        inputs, common: the prepared inputs and the keywords every environment takes
+            (``trace``, ``split``, ``render_mode``, ``log_level``), as
             :class:`~hdeeprm.environment.env.HeterogeneousClusterEnv` (the options' objective,
             actions and reward keys are not used here).
         scheduler: the EASY configuration the orderings plug into: a preset name of
@@ -156,20 +156,14 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
 
     def __init__(
         self,
-        options: str | os.PathLike[str] | Options | None = None,
-        output_dir: str | os.PathLike[str] | None = None,
-        custom_workload: str | os.PathLike[str] | None = None,
+        inputs: ExperimentInputs,
         *,
-        inputs: ExperimentInputs | None = None,
-        trace: bool = False,
-        split: str | None = None,
-        render_mode: str | None = None,
-        log_level: str | None = None,
         scheduler: str | dict[str, Any] | SchedulerConfig = "easy",
         choices: Sequence[str] | None = None,
         period: float | None = None,
         core_policy: str = "high_gflops",
         initial: int = 0,
+        **common: Any,
     ) -> None:
         if core_policy not in CORE_POLICIES:
             raise ValueError(
@@ -192,16 +186,7 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
         self.core_policy = core_policy
         self._orderings = sorted({name for pair in self.choices for name in pair})
         self._pair = ActionSpace([("first", core_policy)], void=False)
-        super().__init__(
-            options,
-            output_dir,
-            custom_workload,
-            inputs=inputs,
-            trace=trace,
-            split=split,
-            render_mode=render_mode,
-            log_level=log_level,
-        )
+        super().__init__(inputs, **common)
         self.objective = OBJECTIVE
         self.reward_kind = "objective"
         self.action_names = [p if b == config.backfill else f"{p}/{b}" for p, b in self.choices]
@@ -309,7 +294,7 @@ class HeuristicSelectionEnv(HeterogeneousClusterEnv):
         free = manager.pool.free_count
         if self._jobs.queued_cores <= free:
             return False  # every queued job starts, in any order
-        smallest = manager.job_scheduler.peek("smallest")
+        smallest = manager.job_queue.peek("smallest")
         if smallest is None or smallest.res > free:
             return False  # no queued job starts, in any order
         return self.period is None or self._period_of(manager.now) > self._period_index
@@ -347,12 +332,12 @@ class HeuristicSelectionFactory:
     inputs: ExperimentInputs | None = None
 
     def __call__(self) -> HeuristicSelectionEnv:
-        return HeuristicSelectionEnv(
-            self.options,
-            self.output_dir,
-            inputs=self.inputs,
-            split=self.split,
-            **dict(self.kwargs),
+        if self.inputs is not None:
+            return HeuristicSelectionEnv(self.inputs, split=self.split, **dict(self.kwargs))
+        if self.options is None:
+            raise TypeError("give options (a path) or prepared inputs")
+        return HeuristicSelectionEnv.from_options(
+            self.options, self.output_dir, split=self.split, **dict(self.kwargs)
         )
 
 

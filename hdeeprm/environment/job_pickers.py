@@ -19,7 +19,7 @@ smallest dominant share ``max(cores / platform cores, gpus / platform GPUs)``) a
 (uniform, seeded). As in DeepRM and CuSH, the heuristic ranks only the visible jobs that fit
 now (the others are masked), so a job that does not fit never blocks a smaller one; it does
 nothing when none fits. :func:`cush_key` is the ranking, shared with the scenario runner
-(:mod:`hdeeprm.experiment.cush`).
+(:mod:`hdeeprm.scenarios.cush`).
 """
 
 from __future__ import annotations

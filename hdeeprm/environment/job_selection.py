@@ -51,7 +51,6 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,11 +58,10 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.decision.actions import PLACEMENT_POLICIES
-from hdeeprm.decision.job_scheduler import JobRecord
+from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.errors import SimulationError
-from hdeeprm.experiment import ExperimentInputs
-from hdeeprm.options import Options
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scheduling.profile import RunningEnds
 from hdeeprm.simulation.events import Decision, ExecuteJob
 
@@ -152,7 +150,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     """Pick one visible queued job per step, or do nothing (see the module docstring).
 
     Args:
-        options, output_dir, custom_workload, inputs, trace, split, render_mode, log_level: as
+        inputs, common: the prepared inputs and the keywords every environment takes
+            (``trace``, ``split``, ``render_mode``, ``log_level``), as
             :class:`~hdeeprm.environment.env.HeterogeneousClusterEnv` (the options' objective,
             actions, observation and reward keys are not used here).
         queue_slots: visible queued jobs ``Q`` (action space ``Discrete(Q + 1)``).
@@ -172,21 +171,15 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def __init__(
         self,
-        options: str | os.PathLike[str] | Options | None = None,
-        output_dir: str | os.PathLike[str] | None = None,
-        custom_workload: str | os.PathLike[str] | None = None,
+        inputs: ExperimentInputs,
         *,
-        inputs: ExperimentInputs | None = None,
-        trace: bool = False,
-        split: str | None = None,
-        render_mode: str | None = None,
-        log_level: str | None = None,
         queue_slots: int = DEFAULT_SLOTS,
         core_policy: str = "high_gflops",
         backfill: bool = False,
         policies: Sequence[str] | None = None,
         log_features: bool = False,
         objective: str = OBJECTIVE,
+        **common: Any,
     ) -> None:
         if objective not in SLOWDOWN_OBJECTIVES:
             raise ValueError(
@@ -221,16 +214,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
-        super().__init__(
-            options,
-            output_dir,
-            custom_workload,
-            inputs=inputs,
-            trace=trace,
-            split=split,
-            render_mode=render_mode,
-            log_level=log_level,
-        )
+        super().__init__(inputs, **common)
         self.objective = objective
         self.reward_kind = "objective"
         limits = self.inputs.job_limits
@@ -388,7 +372,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         manager, pool = self.manager, self.manager.pool
         shadow, extra = self._ends.ends.shadow(head.res, pool.free_count, manager.now)
         now = manager.now
-        for job in manager.job_scheduler.head(self.queue_slots):
+        for job in manager.job_queue.head(self.queue_slots):
             free = pool.free_count
             if not free:
                 break
@@ -419,7 +403,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _look(self) -> None:
         """The visible jobs and which of them fit now."""
         manager = self.manager
-        self._visible = manager.job_scheduler.head(self.queue_slots)
+        self._visible = manager.job_queue.head(self.queue_slots)
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):

@@ -155,7 +155,7 @@ def _picks(n: int) -> tuple[tuple[int, int, float], ...]:
 
 def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> list[float]:
     """:func:`queue_statistics` from already sorted values (one ascending list per resource,
-    as :meth:`~hdeeprm.decision.job_scheduler.JobScheduler.track_sorted` keeps them): the
+    as :meth:`~hdeeprm.decision.job_queue.JobQueue.track_sorted` keeps them): the
     same arithmetic, so the same bits, without sorting or NumPy."""
     n = len(ordered[0])
     if n == 0:
@@ -235,9 +235,9 @@ class ObservationBuilder:
         self._proc_bw = np.asarray(pool.proc_mem_bw, dtype=float)
         self.previous_queue = 0
         self._limits = [float(v) for v in self.limits]
-        self._sorted = manager.job_scheduler.track_sorted()
+        self._sorted = manager.job_queue.track_sorted()
         #: The queued jobs (the scheduler's list, cleared in place, never replaced).
-        self._queued = manager.job_scheduler.jobs
+        self._queued = manager.job_queue.jobs
 
     def reset(self) -> None:
         """Forget the previous queue size (a new episode starts with an empty queue)."""
@@ -304,7 +304,7 @@ class ObservationBuilder:
         log_time = self._log_time
         _, max_core, max_mem, max_bw = self._limits
         now = manager.now
-        head = manager.job_scheduler.head(HEAD_JOBS)
+        head = manager.job_queue.head(HEAD_JOBS)
         for job in head:
             wait = now - job.subtime
             req = job.req_time

@@ -44,7 +44,7 @@ BSLD_TAU = 10.0
 
 def _inverse_requested(manager: WorkloadManager) -> float:
     total = 0.0
-    for job in manager.job_scheduler.jobs:
+    for job in manager.job_queue.jobs:
         req = job.req_time
         if 0.0 < req < math.inf:
             total += 1.0 / req

@@ -1,19 +1,6 @@
-"""Experiments: from a validated options file to the simulator's input files and a run."""
+"""Classic runs: a prepared experiment (:mod:`hdeeprm.inputs`) simulated with its fixed policy
+pair on the embedded engine, outputs written (:mod:`hdeeprm.experiment.run`)."""
 
-from hdeeprm.experiment.inputs import (
-    HIERARCHY_FILE,
-    JOB_LIMITS_FILE,
-    PLATFORM_XML_FILE,
-    WORKLOAD_FILE,
-    ExperimentInputs,
-    prepare_inputs,
-)
+from hdeeprm.experiment.run import RunMetrics, RunResult, run_classic
 
-__all__ = [
-    "HIERARCHY_FILE",
-    "JOB_LIMITS_FILE",
-    "PLATFORM_XML_FILE",
-    "WORKLOAD_FILE",
-    "ExperimentInputs",
-    "prepare_inputs",
-]
+__all__ = ["RunMetrics", "RunResult", "run_classic"]

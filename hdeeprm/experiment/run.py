@@ -5,31 +5,28 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hdeeprm._atomic import atomic_open, ensure_dir
+from hdeeprm._atomic import atomic_open, deferred_interrupts, ensure_dir
 from hdeeprm._gc import young_collections_only
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.decision.fixed_pair import FixedPair
 from hdeeprm.decision.oversubscription import merged_spans as merged_spans
 from hdeeprm.decision.oversubscription import span_rows
-from hdeeprm.experiment.inputs import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.logs import run_log
 from hdeeprm.simulation import (
     SIMULATION_ENDS,
     Engine,
-    SimPlatform,
-    load_platform_xml,
     write_outputs,
 )
+from hdeeprm.simulation.driver import wants_state_changes
 from hdeeprm.simulation.events import COMPLETED_SUCCESSFULLY, REJECTED, Decision, Message
-from hdeeprm.simulation.runner import wants_state_changes
 from hdeeprm.simulation.service_time import ServiceTimeModel
 
 INSIGHTS_FILE = "insights.log"
@@ -116,22 +113,6 @@ def compute_metrics(engine: Engine, manager: WorkloadManager, wall_time: float) 
         decisions=manager.nb_decisions,
         wall_time=wall_time,
     )
-
-
-@contextlib.contextmanager
-def deferred_interrupts() -> Iterator[None]:
-    """Hold Ctrl-C while a group of output files is written, so the set is never partial."""
-    if os.name != "posix" or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-    received: list[Any] = []
-    previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -236,22 +217,20 @@ def run_classic(
     *,
     seed: int | None = None,
     progress: bool = False,
-    sim_platform: SimPlatform | None = None,
 ) -> RunResult:
     """Simulate the prepared experiment with its CLASSIC agent; write the outputs.
 
     Args:
-        inputs: from :func:`~hdeeprm.experiment.prepare_inputs`.
+        inputs: from :func:`~hdeeprm.inputs.prepare_inputs`.
         output_dir: where the Batsim outputs, ``insights.log`` and
             ``hdeeprm_mem_bw_overutilization.csv`` go (default: the inputs' run folder).
         seed: seeds the ``random`` policies (default: the options' seed).
         progress: show a progress bar over completed jobs.
-        sim_platform: an already loaded ``platform.xml`` (saves reloading it across runs).
     """
     out = Path(output_dir) if output_dir is not None else inputs.output_dir
     ensure_dir(out)
     manager = classic_manager(inputs, seed)
-    platform = sim_platform if sim_platform is not None else load_platform_xml(inputs.platform_xml)
+    platform = inputs.sim_platform
     service_time = ServiceTimeModel.from_settings(inputs.platform, inputs.options.service_time)
     # From the engine's job list to the last output row the run only adds long-lived objects:
     # a full collection would rescan them all and free nothing (hdeeprm._gc); one deferred to

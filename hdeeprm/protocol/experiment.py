@@ -15,21 +15,20 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hdeeprm._atomic import ensure_dir
+from hdeeprm._atomic import deferred_interrupts, ensure_dir
 from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU, job_metrics
 from hdeeprm.analysis.runfolder import read_jobs, read_schedule
 from hdeeprm.decision import WorkloadManager
 from hdeeprm.errors import output_error
-from hdeeprm.experiment.inputs import ExperimentInputs
 from hdeeprm.experiment.run import (
     RunMetrics,
     RunResult,
     classic_manager,
-    deferred_interrupts,
     drive,
     insights_log,
     write_overutilization,
 )
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.protocol.client import DEFAULT_CLIENT_TIMEOUT, BatsimSimulation
 from hdeeprm.protocol.transport import check_endpoint
 

@@ -3,11 +3,12 @@
 One module per concern: :mod:`.orderings` (queue orderings FCFS ... F4), :mod:`.predictors`
 (run-time predictions), :mod:`.regression` (the online regression and its losses, E-Loss),
 :mod:`.corrections` (what to do when a job outlives its prediction), :mod:`.profile`
-(predicted core availability, reservations), :mod:`.schedulers` (EASY, EASY-SJBF,
+(predicted core availability, reservations), :mod:`.backfilling` (EASY, EASY-SJBF,
 conservative), :mod:`.config` (the heuristic triple, presets, options parsing) and
 :mod:`.bandit` (the thesis's epsilon-greedy choice of the ordering online, section 6.3.3).
 """
 
+from hdeeprm.scheduling.backfilling import BackfillScheduler
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.scheduling.config import (
     PRESETS,
@@ -17,7 +18,6 @@ from hdeeprm.scheduling.config import (
     parse_scheduler,
 )
 from hdeeprm.scheduling.orderings import ORDERINGS
-from hdeeprm.scheduling.schedulers import BackfillScheduler
 
 __all__ = [
     "ORDERINGS",

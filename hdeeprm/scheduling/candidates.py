@@ -1,6 +1,6 @@
 """Queued jobs grouped by request, so a backfilling walk visits only jobs that could start.
 
-EASY's backfilling walk (:mod:`.schedulers`) goes through the queue in an ordering and starts
+EASY's backfilling walk (:mod:`.backfilling`) goes through the queue in an ordering and starts
 every job that fits now; on a loaded platform most queued jobs cannot: they need more cores
 than are free, or the cores and memory of a job the resource manager already refused in this
 pass, or they would end after the head's reservation while needing more than the spare cores.
@@ -12,7 +12,7 @@ Every one of those reasons depends on the job only through its cores, its memory
 its predicted run time. So the queue is kept in *buckets*, one per ``(cores, memory per task)``
 pair (RICC's first 50,000 jobs: 139 pairs), each holding its jobs in every ordering the
 scheduler keeps sorted, and its predicted run times sorted. A walk
-(:meth:`~hdeeprm.scheduling.schedulers.BackfillScheduler._backfill_indexed`) merges the
+(:meth:`~hdeeprm.scheduling.backfilling.BackfillScheduler._backfill_indexed`) merges the
 buckets' lists in the ordering (a heap with one entry per bucket, so jobs come out in exactly
 the queue's order) and, before taking a bucket's next job, checks whether the bucket can still
 hold a startable job; a bucket that cannot is dropped for the rest of the walk with all its

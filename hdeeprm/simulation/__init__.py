@@ -9,6 +9,7 @@
 See ``docs/simulation.md`` for the event flow and the semantics.
 """
 
+from hdeeprm.simulation.driver import DecisionSystem, SimulationResult, run, simulate
 from hdeeprm.simulation.engine import (
     FINAL_STATES,
     NOT_SUBMITTED,
@@ -40,6 +41,7 @@ from hdeeprm.simulation.events import (
     RejectJob,
     SetResourceState,
 )
+from hdeeprm.simulation.first_fit import FirstFitFCFS
 from hdeeprm.simulation.intervals import format_interval_set, parse_interval_set
 from hdeeprm.simulation.outputs import write_outputs
 from hdeeprm.simulation.platform_xml import (
@@ -48,8 +50,6 @@ from hdeeprm.simulation.platform_xml import (
     SimPlatform,
     load_platform_xml,
 )
-from hdeeprm.simulation.runner import DecisionSystem, SimulationResult, run, simulate
-from hdeeprm.simulation.schedulers import FirstFitFCFS
 
 __all__ = [
     "COMPLETED_KILLED",

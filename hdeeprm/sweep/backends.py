@@ -122,7 +122,7 @@ class RayBackend:
     name = "ray"
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
-        from hdeeprm.sweep._ray import ensure_ray, import_ray
+        from hdeeprm._ray import ensure_ray, import_ray
 
         ray = self._ray = import_ray()
         self._owned = ensure_ray(address, workers if address is None else None)

@@ -62,7 +62,7 @@ def prepare_task(inputs_dir: str, run: RunSpec) -> dict[str, Any]:
     Exactly one task prepares a given folder, before any run that reads it is started, so
     concurrent runs never race on ``platform.xml`` or ``workload.json``.
     """
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import options_from_json
 
     start = time.perf_counter()
@@ -95,28 +95,25 @@ def _check_visible(folder: str) -> None:
         )
 
 
-def _load_inputs(run: RunSpec) -> tuple[Any, Any]:
-    """Prepared inputs and the loaded platform.xml, cached per worker and inputs folder.
+def _load_inputs(run: RunSpec) -> Any:
+    """Prepared inputs (with the loaded platform.xml), cached per worker and inputs folder.
 
     The cache entry is keyed by the inputs manifest's modification time, so a folder that
     was regenerated meanwhile is read again.
     """
-    from hdeeprm.experiment import prepare_inputs
-    from hdeeprm.experiment.inputs import MANIFEST_FILE
-    from hdeeprm.simulation import load_platform_xml
+    from hdeeprm._manifest import MANIFEST_FILE
+    from hdeeprm.inputs import prepare_inputs
 
     options = run.load_options()
     manifest = Path(run.inputs_dir) / MANIFEST_FILE
     stamp = manifest.stat().st_mtime_ns if manifest.exists() else None
     cached = _CACHE.get(run.inputs_dir)
     if cached is not None and cached[0] == stamp:
-        inputs, sim_platform = cached[1], cached[2]
-        return dataclasses.replace(inputs, options=options, generated=[]), sim_platform
+        return dataclasses.replace(cached[1], options=options, generated=[])
     inputs = prepare_inputs(options, run.inputs_dir, custom_workload=run.custom_workload)
-    sim_platform = load_platform_xml(inputs.platform_xml)
     _CACHE.clear()  # one entry: a worker holds at most one workload in memory
-    _CACHE[run.inputs_dir] = (stamp, inputs, sim_platform)
-    return inputs, sim_platform
+    _CACHE[run.inputs_dir] = (stamp, inputs)
+    return inputs
 
 
 def run_task(run: RunSpec) -> dict[str, Any]:
@@ -139,7 +136,7 @@ def run_task(run: RunSpec) -> dict[str, Any]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(out / RESULT_FILE)  # a stale result must not survive a failed rerun
         write_json(out / OPTIONS_FILE, run.options, indent=1)
-        inputs, sim_platform = _load_inputs(run)
+        inputs = _load_inputs(run)
         # Outputs are written on this machine's disk first, then the kept ones are copied
         # into the (possibly shared) run folder: a run that dies leaves nothing half-done
         # there, and the shared filesystem only carries the files asked for.
@@ -147,7 +144,7 @@ def run_task(run: RunSpec) -> dict[str, Any]:
             if run.agent_file is not None:
                 extra = _learning_run(run, inputs, Path(work))
             else:
-                extra = _classic_run(inputs, sim_platform, Path(work))
+                extra = _classic_run(inputs, Path(work))
             record["metrics"] = {**_folder_metrics(Path(work)), **extra}
             _publish(Path(work), out, run.keep_files)
         record["status"] = "done"
@@ -180,10 +177,10 @@ def _publish(work: Path, out: Path, keep: tuple[str, ...] | None) -> None:
             shutil.copyfileobj(src, dst, 1 << 20)
 
 
-def _classic_run(inputs: Any, sim_platform: Any, work: Path) -> dict[str, Any]:
+def _classic_run(inputs: Any, work: Path) -> dict[str, Any]:
     from hdeeprm.experiment.run import run_classic
 
-    result = run_classic(inputs, work, sim_platform=sim_platform)
+    result = run_classic(inputs, work)
     m = result.metrics
     return {
         "nb_completed": m.nb_completed,

@@ -1,6 +1,6 @@
 """Training runs of learning agents: episodes, updates, checkpoints and logs."""
 
-from hdeeprm.training.runner import (
+from hdeeprm.training.learning_runs import (
     LOG_COLUMNS,
     LOG_FILE,
     EpisodeLog,

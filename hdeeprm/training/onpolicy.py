@@ -370,7 +370,7 @@ def build_vector_env(
             full_info=full_info,
         )
     if kind == "ray":
-        from hdeeprm.sweep.ray_vector import RayVectorEnv
+        from hdeeprm.environment.vector.ray import RayVectorEnv
 
         return RayVectorEnv(list(env_fns), envs_per_actor=envs_per_actor, autoreset_mode=mode)
     if kind == "sync":

@@ -318,7 +318,7 @@ class EnvFactory:
     def __call__(self) -> gym.Env:
         from hdeeprm.environment import HeterogeneousClusterEnv
 
-        return HeterogeneousClusterEnv(
+        return HeterogeneousClusterEnv.from_options(
             self.options, self.output_dir, self.custom_workload, split=self.split
         )
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import ExperimentInputs
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
 
 #: Config fields set by the agent block or the options rather than ``params``.

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from hdeeprm.environment.job_pickers import CUSH_HEURISTICS
-from hdeeprm.experiment.cush import PAPER_TABLE1_SIERRA, CushResult, CushScenario
-from hdeeprm.experiment.cush_agent import CushEnvFactory, play_jobset, prepare_agent_inputs
+from hdeeprm.scenarios.cush import PAPER_TABLE1_SIERRA, CushResult, CushScenario
+from hdeeprm.scenarios.cush_agent import CushEnvFactory, play_jobset, prepare_agent_inputs
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from studies.common import REPO
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from hdeeprm._atomic import write_text
 from hdeeprm.environment import THESIS_ORDERINGS, HeuristicSelectionEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.scheduling.orderings import SCORE_FEATURES, score_name
 from hdeeprm.training import evaluate as ev

@@ -20,7 +20,7 @@ scheduling pass, or each policy period of ``--period`` seconds), AVEbsld (tau = 
    online; on the held-out windows it goes on learning online (``bandit-online-COST``, as the
    thesis runs it) or plays its estimates greedily (``bandit-greedy-COST``); COST is the
    feedback per finished job, ``wait`` (the thesis's) or ``bsld``.
-2b. **Simulation-based tuning** (:mod:`hdeeprm.environment.period_tuning`, with a period
+2b. **Simulation-based tuning** (:mod:`hdeeprm.scenarios.period_tuning`, with a period
    only): the jobs of each past period simulated with every ordering, exact (``simulated``)
    and with +/- ``noise`` (``simulated-noisy``), over the same training windows, then online.
 3. **PPO** (:mod:`hdeeprm.training.ppo`) trains on windows sampled from ``train_jobs``.
@@ -45,9 +45,9 @@ import numpy as np
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment import THESIS_ORDERINGS, HeuristicSelectionEnv
 from hdeeprm.environment.heuristic_selection import heuristic_selection_factories
-from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
+from hdeeprm.scenarios.period_tuning import SimulatedFeedback, play_simulated_feedback
 from hdeeprm.scheduling.bandit import EpsilonGreedyBandit, play_bandit
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer

@@ -75,7 +75,7 @@ from hdeeprm._atomic import write_text
 from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ensemble import PolicyEnsemble

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from studies.imitation.planning import PlanningTeacher

@@ -46,7 +46,7 @@ import numpy as np
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from studies.common import REPO, trace
 

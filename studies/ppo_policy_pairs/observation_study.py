@@ -36,7 +36,7 @@ import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.observation import QUEUE_FEATURES
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from studies.common import REPO, trace
 
@@ -93,7 +93,7 @@ def job_choice_matters(env: HeterogeneousClusterEnv, indices: list[int]) -> bool
     """Not every queued job can start and the candidate job policies pick different jobs
     (otherwise every candidate starts the whole queue and only the placement differs)."""
     manager = env.manager
-    queue = manager.job_scheduler
+    queue = manager.job_queue
     if sum(job.res for job in queue.jobs) <= manager.pool.free_count:
         return False
     return len({queue.peek(env.actions[i].job_policy).seq for i in indices}) > 1
@@ -156,7 +156,7 @@ def main() -> None:
                 points += 1
                 choice = job_choice_matters(env, indices)
                 nontrivial += choice
-                if len(env.manager.job_scheduler) and rng.random() < 0.1:
+                if len(env.manager.job_queue) and rng.random() < 0.1:
                     obs_rows.append(obs)
                     q_rows.append(q_values(env, indices, cont, args.horizon))
                     groups.append(w)

@@ -29,7 +29,7 @@ import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.episodes import window_loads
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from studies.ppo_policy_pairs.headroom import format_headroom, headroom

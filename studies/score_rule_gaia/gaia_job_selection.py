@@ -41,7 +41,7 @@ from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSel
 from hdeeprm.environment.job_pickers import run_episode
 from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations

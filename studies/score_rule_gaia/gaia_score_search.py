@@ -44,7 +44,7 @@ import numpy as np
 from hdeeprm._atomic import write_text
 from hdeeprm.environment import HeterogeneousClusterEnv, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.job_pickers import SCORE_FEATURES, ScorePicker
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.score_search import (

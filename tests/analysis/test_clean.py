@@ -112,7 +112,8 @@ def test_cli_confirm_dry_run_and_yes(tmp_path: Path) -> None:
 def test_file_names_match_the_writers() -> None:
     """The literal names used by the analysis tools are the ones the run code writes."""
     from hdeeprm.analysis.metrics import BOUNDED_SLOWDOWN_TAU
-    from hdeeprm.experiment import inputs, run
+    from hdeeprm.experiment import run
+    from hdeeprm.inputs import prepare as inputs
     from hdeeprm.training import LOG_COLUMNS, LOG_FILE
 
     assert runfolder.GENERATED_INPUTS == (

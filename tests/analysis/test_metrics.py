@@ -81,8 +81,8 @@ def test_no_job_ran_gives_zeros() -> None:
 
 def test_matches_the_launcher(tmp_path: Path) -> None:
     """Same figures as hdeeprm-launch prints for the same run (up to the CSV's 6 decimals)."""
-    from hdeeprm.experiment import prepare_inputs
     from hdeeprm.experiment.run import run_classic
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     profile = {"type": "parallel_homogeneous", "cpu": 21e9, "com": 0, "mem": 10, "mem_bw": 4}

@@ -1,11 +1,18 @@
-"""Action space construction and the ClassicAgent's choice."""
+"""Action space construction and a fixed pair's choice."""
 
 from __future__ import annotations
 
 import pytest
 
-from hdeeprm.agents import Agent, ClassicAgent
-from hdeeprm.decision import CORE_POLICIES, JOB_POLICIES, Action, ActionSpace, parse_action_name
+from hdeeprm.agents import Agent
+from hdeeprm.decision import (
+    CORE_POLICIES,
+    JOB_POLICIES,
+    Action,
+    ActionSpace,
+    FixedPair,
+    parse_action_name,
+)
 from hdeeprm.errors import InputError
 
 
@@ -74,18 +81,17 @@ def test_classic_agent_returns_its_pairs_index_not_zero() -> None:
         ],
         void=False,
     )
-    agent = ClassicAgent(space, "first-high_mem_bw")
-    assert isinstance(agent, Agent)
+    agent = FixedPair(space, "first-high_mem_bw")
     assert agent.decide(agent.observe(object())) == 4
-    assert ClassicAgent(space, ("shortest", "low_power")).decide() == 2
-    assert ClassicAgent(ActionSpace(), "void").decide() == 36
-    assert ClassicAgent(ActionSpace(), "smallest-high_cores").decide() == 3 * 6 + 2
+    assert FixedPair(space, ("shortest", "low_power")).decide() == 2
+    assert FixedPair(ActionSpace(), "void").decide() == 36
+    assert FixedPair(ActionSpace(), "smallest-high_cores").decide() == 3 * 6 + 2
 
 
-def test_classic_agent_rejects_a_pair_outside_the_space() -> None:
+def test_fixed_pair_rejects_a_pair_outside_the_space() -> None:
     space = ActionSpace.from_selection([{"first": ["high_gflops"]}], void=False)
     with pytest.raises(InputError) as err:
-        ClassicAgent(space, "shortest-high_gflops")
+        FixedPair(space, "shortest-high_gflops")
     assert err.value.where == "agent.policy_pair"
     assert "first-high_gflops" in str(err.value)
 
@@ -105,11 +111,15 @@ class _Env:
         return -2.0
 
 
+class _Sixth(Agent):
+    def decide(self, observation: object) -> int:
+        return 6
+
+
 def test_agent_verbs_use_the_environment() -> None:
     env = _Env()
-    agent = ClassicAgent(ActionSpace(), "first-random")
-    assert agent.observe(env) is None  # classic agents ignore observations
-    assert Agent.observe(agent, env) == [0.5]
+    agent = _Sixth()
+    assert agent.observe(env) == [0.5]
     assert agent.alter(agent.decide(None), env) == "stepped"
     assert env.steps == [6]
     assert agent.rewarded(env) == -2.0 and agent.rewards == [-2.0]

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from decision_helpers import begins, completed, hetero_platform, job, make_platform, submitted
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, CorePool, ResourceManager, WorkloadManager
+from hdeeprm.decision import ActionSpace, CorePool, FixedPair, ResourceManager, WorkloadManager
 from hdeeprm.decision._segment import MaxTree
 from hdeeprm.decision.resource_manager import _ProcessorHeap
 from hdeeprm.decision.resources import MEM_TOL
@@ -29,7 +28,7 @@ def test_memory_blocked_job_is_attempted_once_until_memory_frees(nb_events: int)
     # One node of 10 GB = 10,000 MB, one processor of 4 identical cores.
     platform = make_platform([(10.0, [(1.0, 1.0, 100.0, 40.0, 4)])])
     actions = ActionSpace()
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, "first-high_gflops"))
+    manager = WorkloadManager(platform, actions, FixedPair(actions, "first-high_gflops"))
     rm = manager.resource_manager
     a = job("a", mem=8000.0)
     d = job("d", mem=0.0)

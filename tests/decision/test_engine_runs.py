@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from decision_helpers import make_platform
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import simulate
 from hdeeprm.workload.model import JobSpec, Profile, Workload
@@ -35,7 +34,7 @@ def _run(platform, workload: Workload, pair: str, out: Path, selection=None, see
     xml = out / "platform.xml"
     write_platform_xml(platform, xml)
     actions = ActionSpace(selection, void=True)
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=seed)
+    manager = WorkloadManager(platform, actions, FixedPair(actions, pair), seed=seed)
     result = simulate(xml, workload, manager, out)
     return manager, result
 
@@ -197,7 +196,7 @@ def test_walltime_and_kills_release_cores(tmp_path: Path) -> None:
     xml = tmp_path / "platform.xml"
     write_platform_xml(platform, xml)
     actions = ActionSpace()
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, "first-high_gflops"))
+    manager = WorkloadManager(platform, actions, FixedPair(actions, "first-high_gflops"))
     result = simulate(xml, workload, manager, tmp_path)
     rows = {r["job_id"]: r for r in _rows(tmp_path / "out_jobs.csv")}
     assert rows["long"]["final_state"] == "COMPLETED_WALLTIME_REACHED"

@@ -8,7 +8,6 @@ import random
 
 from decision_helpers import hetero_platform, pool_state
 
-from hdeeprm.agents import ClassicAgent
 from hdeeprm.decision import ActionSpace, CorePool, FixedPair, WorkloadManager
 
 
@@ -78,9 +77,9 @@ def test_only_a_fixed_pair_with_another_core_policy_goes_without() -> None:
         return WorkloadManager(platform, actions, agent).pool._free_order
 
     assert not keeps(FixedPair(actions, "shortest-high_gflops"))
-    assert not keeps(ClassicAgent(actions, "first-high_mem"))
+    assert not keeps(FixedPair(actions, "first-high_mem"))
     assert keeps(FixedPair(actions, "shortest-random"))
-    assert keeps(ClassicAgent(actions, "first-random"))
+    assert keeps(FixedPair(actions, "first-random"))
     assert keeps(None)  # driven by act(): any action may come
 
 

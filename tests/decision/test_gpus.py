@@ -31,10 +31,10 @@ from hdeeprm.platform import (
 )
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.simulation import load_platform_xml
+from hdeeprm.simulation.driver import run
 from hdeeprm.simulation.engine import Engine
 from hdeeprm.simulation.events import ExecuteJob
 from hdeeprm.simulation.outputs import write_outputs
-from hdeeprm.simulation.runner import run
 from hdeeprm.simulation.service_time import ServiceTimeModel
 from hdeeprm.workload.model import JobSpec, Profile, Workload, workload_from_json
 

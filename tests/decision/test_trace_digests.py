@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from trace_files import PLATFORM_EXAMPLES, trace_path
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.simulation import simulate
 from hdeeprm.workload.convert import convert_swf
@@ -52,7 +51,7 @@ def test_gaia_prefix_out_jobs_digest(gaia_prefix, pair: str, tmp_path: Path) -> 
     platform, workload = gaia_prefix
     write_platform_xml(platform, tmp_path / "platform.xml")
     actions = ActionSpace()
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), seed=1)
+    manager = WorkloadManager(platform, actions, FixedPair(actions, pair), seed=1)
     insights = logging.getLogger("hdeeprm.insights")
     level = insights.level
     insights.setLevel(logging.ERROR)  # over-subscription warnings are not what is checked

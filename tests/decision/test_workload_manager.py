@@ -16,8 +16,7 @@ from decision_helpers import (
     submitted,
 )
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.platform.hierarchy import P0, P1, P2, P3
 from hdeeprm.simulation import events as ev
@@ -27,7 +26,7 @@ from hdeeprm.simulation.events import CallMeLater, ExecuteJob, RejectJob, SetRes
 def _manager(platform=None, pair: str = "first-high_gflops", **kw) -> WorkloadManager:
     actions = ActionSpace()
     manager = WorkloadManager(
-        platform or hetero_platform(), actions, ClassicAgent(actions, pair), **kw
+        platform or hetero_platform(), actions, FixedPair(actions, pair), **kw
     )
     assert manager.handle(begins(manager.pool.nb_cores)) == []
     return manager
@@ -118,7 +117,7 @@ def test_void_action_schedules_nothing_and_the_next_event_decides_again() -> Non
     # nothing runs and no job is left to submit: the void asks to be called back
     out = manager.handle(msg(1.0, (ev.NO_MORE_STATIC_JOB_TO_SUBMIT, {})))
     assert out == []  # not a decision point: nothing changed
-    manager.agent = ClassicAgent(manager.actions, "void")
+    manager.agent = FixedPair(manager.actions, "void")
     assert manager.ingest(msg(1.5, (ev.REQUESTED_CALL, {})))
     assert manager.act("void") == [CallMeLater(2.5)]
     assert manager.act("void") == []  # one wake-up pending is enough
@@ -231,12 +230,12 @@ def test_fits_now_sees_memory_taken_by_a_big_task() -> None:
     """One node of 4 cores and 8,000 MB (2,000 MB per core). A running 1-task job holding
     7,000 MB leaves 3 free cores but only 1,000 MB: a 2,000 MB task no longer fits, although
     it is within the per-core share; a 1,000 MB one does. Once the big job ends, both fit."""
-    from hdeeprm.decision.job_scheduler import JobRecord
+    from hdeeprm.decision.job_queue import JobRecord
 
     platform = make_platform([(8.0, [(2.0, 4.0, 10.0, 50.0, 4)])])
     manager = WorkloadManager(platform, ActionSpace(None), seed=0)
     big = JobRecord("w!big", 0, 0.0, res=1, req_time=100.0, mem=7000.0, mem_bw=1.0)
-    manager.job_scheduler.push(big)
+    manager.job_queue.push(big)
     assert manager.start_job(big, "high_gflops")
     assert manager.pool.free_count == 3
     assert not manager.fits_now(1, 2000.0)

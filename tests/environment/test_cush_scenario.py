@@ -11,7 +11,7 @@ import pytest
 from gpu_helpers import TINY
 
 from hdeeprm.environment.job_pickers import CushPicker, cush_key
-from hdeeprm.experiment.cush import CushScenario
+from hdeeprm.scenarios.cush import CushScenario
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 
@@ -112,7 +112,7 @@ def test_job_selection_env_with_gpus_and_service_time(tmp_path: Path, policy, fi
         },
     }
     (tmp_path / "o.json").write_text(json.dumps(options))
-    env = JobSelectionEnv(
+    env = JobSelectionEnv.from_options(
         tmp_path / "o.json", tmp_path / "run", tmp_path / "w.json", core_policy=policy
     )
     env.service_time = ServiceTimeModel.from_platform(load_platform(platform_file))
@@ -154,7 +154,7 @@ def test_two_step_policy_selector_sees_the_locality_penalty(
         },
     }
     (tmp_path / "o.json").write_text(json.dumps(options))
-    env = JobSelectionEnv(
+    env = JobSelectionEnv.from_options(
         tmp_path / "o.json",
         tmp_path / "run",
         tmp_path / "w.json",

@@ -27,14 +27,14 @@ def thesis_env(tmp_path, **kwargs) -> HeterogeneousClusterEnv:
     kwargs.setdefault("reward", "thesis")
     options = write_options(tmp_path / "opt", selection=THESIS_SELECTION, **kwargs)
     workload = write_workload(tmp_path / "wl", THESIS_JOBS)
-    return HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    return HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
 
 
 @pytest.mark.parametrize("observation", ["minimal", "small", "normal", "queue"])
 def test_check_env_each_observation(tmp_path, observation) -> None:
     options = write_options(tmp_path / "opt", observation=observation, void=True)
     workload = write_workload(tmp_path / "wl", random_jobs(12, seed=3))
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
     # learning platform: 1 node, 2 processors (2 types), 4 cores -> 21, 21+1+2, 21+3+3*4,
     # 21+1+8*6+2*2
     sizes = {"minimal": 21, "small": 24, "normal": 36, "queue": 74}
@@ -129,7 +129,9 @@ def test_thesis_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -> N
         selection=[{"first": ["high_mem_bw"]}],
         reward="thesis",
     )
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS))
+    env = HeterogeneousClusterEnv.from_options(
+        options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS)
+    )
     _, info = env.reset(seed=0)
     assert info["queue_size"] == 1
     _, r1, done1, _, info1 = env.step(0)
@@ -165,7 +167,9 @@ def test_objective_rewards_two_decisions_by_hand(tmp_path, objective, rewards) -
     options = write_options(
         tmp_path / "opt", objective=objective, selection=[{"first": ["high_mem_bw"]}]
     )
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS))
+    env = HeterogeneousClusterEnv.from_options(
+        options, tmp_path / "run", write_workload(tmp_path, TWO_JOBS)
+    )
     env.reset(seed=0)
     _, r1, done1, _, _ = env.step(0)
     _, r2, done2, _, info = env.step(0)
@@ -193,7 +197,7 @@ def test_void_action_waits_and_rewards_idle_span(tmp_path) -> None:
 def test_deterministic_under_seed(tmp_path) -> None:
     options = write_options(tmp_path / "opt", observation="normal", void=True)
     workload = write_workload(tmp_path / "wl", random_jobs(30, seed=5))
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
 
     def episode(seed: int) -> tuple[list[np.ndarray], list[float]]:
         obs, _ = env.reset(seed=seed)
@@ -228,7 +232,7 @@ def test_state_change_confirmations_change_nothing(tmp_path, monkeypatch, object
     workload = write_workload(tmp_path / "wl", random_jobs(40, seed=8))
 
     def episode() -> tuple[list, int]:
-        env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+        env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
         obs, info = env.reset(seed=3)
         rng = np.random.default_rng(5)
         seen = [obs.tolist(), info["action_mask"].tolist()]
@@ -281,7 +285,7 @@ def test_outputs_of_a_traced_episode(tmp_path) -> None:
 
 
 def test_thesis_experiment_files_load(tmp_path) -> None:
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         THESIS_DIR / "options.json", tmp_path, THESIS_DIR / "workload.json"
     )
     assert env.action_names == [
@@ -298,7 +302,7 @@ def test_stable_baselines3_ppo_trains(tmp_path) -> None:
     sb3 = pytest.importorskip("stable_baselines3")
     options = write_options(tmp_path / "opt", observation="small", void=True)
     workload = write_workload(tmp_path / "wl", random_jobs(20, seed=1))
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
     model = sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=256)
     obs, _ = env.reset(seed=0)

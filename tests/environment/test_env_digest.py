@@ -20,7 +20,7 @@ import pytest
 
 from hdeeprm._digest import feed, feed_random_episode
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 
 REPO = Path(__file__).resolve().parents[2]

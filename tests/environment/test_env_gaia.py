@@ -8,7 +8,7 @@ import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.observation import queue_statistics
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ EPISODES = {"window_jobs": 5, "train_jobs": [0, 20], "eval_jobs": [20, 40], "eva
 def make_env(tmp_path, episodes=EPISODES, split=None, **kwargs) -> HeterogeneousClusterEnv:
     options = write_options(tmp_path / "opt", episodes=episodes, void=True, **kwargs)
     workload = write_workload(tmp_path / "wl", random_jobs(40, seed=2))
-    return HeterogeneousClusterEnv(options, tmp_path / "run", workload, split=split)
+    return HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload, split=split)
 
 
 def run_episode(env, seed=None, options=None, action_seed=0):
@@ -83,9 +83,9 @@ def test_ranges_past_the_workload_and_missing_blocks(tmp_path) -> None:
     options = write_options(tmp_path / "c")
     workload = write_workload(tmp_path / "wl", random_jobs(10, seed=2))
     with pytest.raises(InputError, match="needs an episodes block"):
-        HeterogeneousClusterEnv(options, tmp_path / "run", workload, split="train")
+        HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload, split="train")
     with pytest.raises(ValueError, match="split must be one of"):
-        HeterogeneousClusterEnv(options, tmp_path / "run", workload, split="test")
+        HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload, split="test")
 
 
 def test_window_slices_and_shifts_in_memory(tmp_path) -> None:

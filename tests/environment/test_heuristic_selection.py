@@ -82,7 +82,7 @@ def make_env(tmp_path, jobs=JOBS, **kwargs) -> HeuristicSelectionEnv:
     options = write_options(tmp_path / "opt", observation="queue")
     workload = write_delay_workload(tmp_path / "wl", jobs)
     kwargs.setdefault("choices", ["FCFS", "LQF"])
-    return HeuristicSelectionEnv(options, tmp_path / "run", workload, **kwargs)
+    return HeuristicSelectionEnv.from_options(options, tmp_path / "run", workload, **kwargs)
 
 
 def starts(env: HeuristicSelectionEnv) -> dict[str, float]:
@@ -247,7 +247,9 @@ def test_ppo_trains_on_a_vector_env_and_factories_pickle(tmp_path) -> None:
 
     options = write_options(tmp_path / "opt", observation="queue")
     workload = write_delay_workload(tmp_path / "wl", random_delay_jobs(60, seed=7))
-    env = HeuristicSelectionEnv(options, tmp_path / "run", workload)  # prepares the inputs
+    env = HeuristicSelectionEnv.from_options(
+        options, tmp_path / "run", workload
+    )  # prepares the inputs
     factories = heuristic_selection_factories(2, inputs=env.inputs, choices=["FCFS", "SPF"])
     # Subprocess vector environments (vector="async") pickle the factories: a copy builds an
     # environment that plays the same episode.
@@ -316,7 +318,7 @@ def test_bandit_drives_the_environment(tmp_path) -> None:
 
 # --- simulation-based tuning (sections 6.3.1-6.3.2) ------------------------------------------
 def test_simulated_feedback_switches_to_the_cheaper_ordering_by_hand(tmp_path) -> None:
-    from hdeeprm.environment.period_tuning import SimulatedFeedback, play_simulated_feedback
+    from hdeeprm.scenarios.period_tuning import SimulatedFeedback, play_simulated_feedback
 
     # 45 s periods: decisions at t = 10 (period 0) and t = 50 (period 1). The tuner starts on
     # LQF (initial=1). At t = 50 it simulates the jobs submitted in [0, 45) (all eight: the

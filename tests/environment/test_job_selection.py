@@ -38,7 +38,7 @@ def make_env(tmp_path, jobs=JOBS, **kwargs) -> JobSelectionEnv:
     options = write_options(tmp_path / "opt")
     workload = write_workload(tmp_path, jobs)
     kwargs.setdefault("queue_slots", SLOTS)
-    return JobSelectionEnv(options, tmp_path / "run", workload, **kwargs)
+    return JobSelectionEnv.from_options(options, tmp_path / "run", workload, **kwargs)
 
 
 def names(env: JobSelectionEnv) -> list[str]:
@@ -247,7 +247,7 @@ def test_vector_env_with_maskable_ppo(tmp_path) -> None:
     workload = write_workload(tmp_path, random_jobs(30, seed=3))
 
     def factory(i: int):
-        return lambda: JobSelectionEnv(
+        return lambda: JobSelectionEnv.from_options(
             options, tmp_path / f"run{i}", workload, queue_slots=4, backfill=bool(i)
         )
 

@@ -22,7 +22,9 @@ MASK_JOBS = [
 
 def test_action_mask_by_hand(tmp_path) -> None:
     options = write_options(tmp_path / "opt", void=True)
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS))
+    env = HeterogeneousClusterEnv.from_options(
+        options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS)
+    )
     _, info = env.reset(seed=0)
     assert info["action_mask"].all()  # A alone fits whatever the pair
     _, _, _, _, info = env.step(env.action_names.index("first-high_gflops"))
@@ -41,7 +43,7 @@ def test_action_mask_by_hand(tmp_path) -> None:
 
 def test_mask_predicts_whether_a_pair_starts_a_job(tmp_path) -> None:
     options = write_options(tmp_path / "opt", void=False)
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         options, tmp_path / "run", write_workload(tmp_path, random_jobs(80, seed=4))
     )
     _, info = env.reset(seed=3)
@@ -66,7 +68,7 @@ def test_mask_predicts_whether_a_pair_starts_a_job(tmp_path) -> None:
 
 def test_pickle_after_every_policy(tmp_path) -> None:
     options = write_options(tmp_path / "opt", void=True, observation="normal")
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         options, tmp_path / "run", write_workload(tmp_path, random_jobs(60, seed=8))
     )
     env.reset(seed=0)
@@ -88,7 +90,7 @@ def test_pickle_after_every_policy(tmp_path) -> None:
 def test_maskable_ppo_trains_unmodified(tmp_path) -> None:
     contrib = pytest.importorskip("sb3_contrib")
     options = write_options(tmp_path / "opt", observation="small", void=True)
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         options, tmp_path / "run", write_workload(tmp_path, random_jobs(20, seed=1))
     )
     model = contrib.MaskablePPO(
@@ -109,7 +111,9 @@ def test_queue_observation_by_hand(tmp_path) -> None:
     import math
 
     options = write_options(tmp_path / "opt", void=True, observation="queue")
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS))
+    env = HeterogeneousClusterEnv.from_options(
+        options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS)
+    )
     # 21 minimal + queue length + 8 head jobs x 6 + 2 processor types x 2
     assert env.observation_size == 74
     env.reset(seed=0)
@@ -131,7 +135,9 @@ def test_masks_handed_out_are_copies(tmp_path) -> None:
     states (``shared_action_mask``); every mask handed to a caller is its own copy, so writing
     into one changes neither the manager's nor the next state's."""
     options = write_options(tmp_path / "opt", void=True)
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS))
+    env = HeterogeneousClusterEnv.from_options(
+        options, tmp_path / "run", write_workload(tmp_path, MASK_JOBS)
+    )
     env.reset(seed=0)
     _, _, _, _, info = env.step(env.action_names.index("first-high_gflops"))
     shared = env.manager.shared_action_mask()

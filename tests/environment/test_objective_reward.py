@@ -23,7 +23,7 @@ from hdeeprm.analysis.metrics import job_metrics, summarize_run
 from hdeeprm.analysis.runfolder import RunFolder
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.environment.objective_reward import TIME_UNIT
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.platform import load_platform
 
@@ -114,7 +114,7 @@ def test_episode_return_is_the_objective(tmp_path, objective) -> None:
         episodes={"window_jobs": 25, "train_jobs": [0, 60]},
     )
     workload = write_workload(tmp_path / "wl", random_jobs(60, seed=11))
-    env = HeterogeneousClusterEnv(options, tmp_path / "run", workload)
+    env = HeterogeneousClusterEnv.from_options(options, tmp_path / "run", workload)
     power = p_max(LEARNING_PLATFORM)
     returns = []
     for seed in range(2):

@@ -26,7 +26,7 @@ def push(m: WorkloadManager, jobs: list[tuple[float, int, float, float]]) -> lis
     records = []
     for i, (req, res, mem, bw) in enumerate(jobs):
         record = JobRecord(str(i), i, 0.0, res, req, mem, bw)
-        m.job_scheduler.push(record)
+        m.job_queue.push(record)
         records.append(record)
     return records
 
@@ -63,7 +63,7 @@ def test_minimal_quartiles_by_hand() -> None:
     np.testing.assert_allclose(obs, expected, rtol=1e-6)
     # no change: 0.5; one job fewer (4 -> 3): -25% with sensitivity 0.5 -> 0.5 - 0.25
     assert builder.build()[20] == 0.5
-    m.job_scheduler.remove(m.job_scheduler.jobs[0])
+    m.job_queue.remove(m.job_queue.jobs[0])
     assert builder.build()[20] == pytest.approx(0.25)
 
 
@@ -130,14 +130,14 @@ def test_incremental_sorted_statistics_equal_a_full_sort(tmp_path) -> None:
 
     jobs = random_jobs(80, seed=9)
     jobs[5][4]["req_time"] = float("inf")
-    env = HeterogeneousClusterEnv(
+    env = HeterogeneousClusterEnv.from_options(
         write_options(tmp_path / "opt", void=True), tmp_path / "run", write_workload(tmp_path, jobs)
     )
     obs, _ = env.reset(seed=0)
     rng = np.random.default_rng(0)
     done, checked = False, 0
     while not done:
-        queue = env.manager.job_scheduler.jobs
+        queue = env.manager.job_queue.jobs
         values = np.array([[j.req_time, j.res, j.mem, j.mem_bw] for j in queue]).T.reshape(4, -1)
         expected = queue_statistics(values, env._observer.limits).astype(np.float32)
         assert np.array_equal(obs[:20], expected)
@@ -163,10 +163,10 @@ def test_variation_entry_is_variation_ratio_bit_for_bit(sensitivity: float) -> N
     for size in sizes:
         while len(records) < size:
             records.append(JobRecord(str(seq), seq, 0.0, 1, 10.0, 100.0, 1.0))
-            m.job_scheduler.push(records[-1])
+            m.job_queue.push(records[-1])
             seq += 1
         while len(records) > size:
-            m.job_scheduler.remove(records.pop())
+            m.job_queue.remove(records.pop())
         obs = builder.build()
         assert obs[20] == np.float32(variation_ratio(size, previous, sensitivity))
         if sensitivity == 0.2 and (previous, size) in {(0, 1), (10, 11), (11, 5)}:

@@ -246,7 +246,7 @@ def test_spawned_workers_with_picklable_factories() -> None:
 
 
 def test_hdeeprm_environment_in_workers_steps_as_in_process(tmp_path) -> None:
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
     from hdeeprm.training.ppo import inputs_factories
 

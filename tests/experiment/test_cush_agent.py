@@ -23,8 +23,8 @@ import torch
 from gpu_helpers import TINY
 
 from hdeeprm.environment.job_pickers import CushPicker
-from hdeeprm.experiment.cush import CushScenario
-from hdeeprm.experiment.cush_agent import (
+from hdeeprm.scenarios.cush import CushScenario
+from hdeeprm.scenarios.cush_agent import (
     CushEnvFactory,
     JobSetEpisodes,
     merged_jobsets,

@@ -12,8 +12,8 @@ import pytest
 from gpu_helpers import TINY
 
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import run_classic
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 
 

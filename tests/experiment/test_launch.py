@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from hdeeprm.cli.launch import main
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 
 REPO = Path(__file__).resolve().parents[2]

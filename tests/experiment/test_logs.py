@@ -20,8 +20,8 @@ from trace_files import PLATFORM_EXAMPLES, trace_path
 
 from hdeeprm.cli.launch import main
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import merged_spans, run_classic
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.logs import ROOT_LOGGER, WarningTally
 from hdeeprm.options import AgentOptions, options_from_json
 from hdeeprm.training import run_learning

@@ -23,8 +23,8 @@ import hdeeprm._atomic as atomic
 from hdeeprm.analysis.clean import execute, plan_clean
 from hdeeprm.cli.launch import main
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import inputs as inputs_module
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare as inputs_module
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.platform.library import CATEGORIES
 

@@ -12,7 +12,7 @@ from protocol_helpers import THESIS_XML
 
 from hdeeprm.cli.sim import main as sim_main
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.protocol.experiment import run_classic_batsim
 from hdeeprm.protocol.transport import check_endpoint

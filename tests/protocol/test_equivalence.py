@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from protocol_helpers import fake_batsim_exe, hdeeprm_sim_exe
 
 from hdeeprm.cli.launch import main
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import run_classic
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.protocol.experiment import run_classic_batsim
 

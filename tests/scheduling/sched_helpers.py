@@ -7,8 +7,7 @@ from pathlib import Path
 
 from decision_helpers import make_platform
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import write_platform_xml
 from hdeeprm.platform.hierarchy import Platform
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig, parse_scheduler
@@ -52,7 +51,7 @@ def run(
     xml = tmp / "platform.xml"
     write_platform_xml(platform, xml)
     actions = ActionSpace()
-    manager = WorkloadManager(platform, actions, ClassicAgent(actions, pair), scheduler=sched)
+    manager = WorkloadManager(platform, actions, FixedPair(actions, pair), scheduler=sched)
     wl = workload(jobs, len(platform.cores))
     simulate(xml, wl, manager, tmp)
     starts = {}

@@ -14,9 +14,9 @@ import random
 from bisect import bisect_left, insort
 from types import SimpleNamespace
 
+from hdeeprm.scheduling.backfilling import SchedJob, job_facts
 from hdeeprm.scheduling.candidates import CandidateIndex
 from hdeeprm.scheduling.profile import RunningEnds
-from hdeeprm.scheduling.schedulers import SchedJob, job_facts
 
 
 def test_ties_of_the_end_come_in_seq_order() -> None:

@@ -20,8 +20,7 @@ import pytest
 from decision_helpers import hetero_platform
 from test_candidates import record
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 
 
@@ -168,9 +167,7 @@ def test_fit_capacity_is_the_largest_request_fits_now_accepts() -> None:
     # fits_now(res, mem) is exactly res <= fit_capacity(mem), and the count never grows with
     # the memory per task.
     actions = ActionSpace()
-    manager = WorkloadManager(
-        hetero_platform(), actions, ClassicAgent(actions, "first-high_gflops")
-    )
+    manager = WorkloadManager(hetero_platform(), actions, FixedPair(actions, "first-high_gflops"))
     pool = manager.pool
     draw = random.Random(3)
     sizes = [500.0, 1000.0, 2500.0, 3999.0, 4000.0, 7000.0, 16000.0]

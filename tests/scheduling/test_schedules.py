@@ -13,8 +13,7 @@ import pytest
 from decision_helpers import hetero_platform
 from sched_helpers import homogeneous, run, workload
 
-from hdeeprm.agents import ClassicAgent
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, HeuristicTriple, SchedulerConfig, parse_scheduler
 from hdeeprm.simulation import simulate
@@ -243,7 +242,7 @@ def test_heterogeneous_memory_and_core_policy(tmp_path: Path) -> None:
     manager = WorkloadManager(
         platform,
         actions,
-        ClassicAgent(actions, "first-high_gflops"),
+        FixedPair(actions, "first-high_gflops"),
         scheduler=BackfillScheduler(parse_scheduler("easy")),
     )
     simulate(tmp_path / "platform.xml", wl, manager, tmp_path)

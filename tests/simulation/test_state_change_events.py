@@ -23,7 +23,7 @@ from hdeeprm.simulation import (
     SetResourceState,
     run,
 )
-from hdeeprm.simulation.runner import wants_state_changes
+from hdeeprm.simulation.driver import wants_state_changes
 
 
 class ThesisScheduler:

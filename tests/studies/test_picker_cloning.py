@@ -18,7 +18,7 @@ from studies.imitation.picker_cloning import agreement, clone_job_selector, pick
 def factory(tmp_path):
     options = write_options(tmp_path / "opt")
     workload = write_workload(tmp_path, random_jobs(60, seed=5))
-    return lambda: JobSelectionEnv(options, tmp_path / "run", workload, queue_slots=8)
+    return lambda: JobSelectionEnv.from_options(options, tmp_path / "run", workload, queue_slots=8)
 
 
 def _agent(factory, seed: int = 0) -> TwoStepPPO:

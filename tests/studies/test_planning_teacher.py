@@ -11,7 +11,7 @@ import pytest
 from rl_helpers import random_jobs, write_options, write_workload
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from hdeeprm.workload.model import JobSpec, Profile, Workload

@@ -12,7 +12,7 @@ from gymnasium import spaces
 from rl_helpers import random_jobs, write_options, write_workload
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from studies.imitation.rollout import RolloutTeacher

@@ -24,7 +24,7 @@ LEARNING = REPO / "thesis_experiments" / "learning"
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    from hdeeprm.sweep._ray import ensure_ray
+    from hdeeprm._ray import ensure_ray
 
     owned = ensure_ray(num_cpus=2)
     try:
@@ -49,7 +49,7 @@ def test_sweep_on_ray_equals_serial(tmp_path: Path, local_ray: None) -> None:
 
 
 def _env_fns(tmp_path: Path, n: int) -> list:
-    from hdeeprm.sweep.ray_vector import hdeeprm_env_fns
+    from hdeeprm.environment.vector.ray import hdeeprm_env_fns
 
     return hdeeprm_env_fns(
         LEARNING / "options.json",
@@ -62,7 +62,7 @@ def _env_fns(tmp_path: Path, n: int) -> list:
 def test_ray_vector_env_equals_sync_vector_env(tmp_path: Path, local_ray: None) -> None:
     """Same seeds and actions: same observations, rewards, ends and infos, bit for bit,
     across episode ends (next-step autoreset)."""
-    from hdeeprm.sweep.ray_vector import RayVectorEnv
+    from hdeeprm.environment.vector.ray import RayVectorEnv
 
     fns = _env_fns(tmp_path, 3)
     remote = RayVectorEnv(fns, envs_per_actor=2)  # actors of 2 and 1 environments
@@ -100,7 +100,7 @@ def test_ray_vector_env_equals_sync_vector_env(tmp_path: Path, local_ray: None) 
 
 
 def test_step_async_then_wait(tmp_path: Path, local_ray: None) -> None:
-    from hdeeprm.sweep.ray_vector import RayVectorEnv
+    from hdeeprm.environment.vector.ray import RayVectorEnv
 
     env = RayVectorEnv(_env_fns(tmp_path, 2), envs_per_actor=1)
     try:
@@ -131,7 +131,7 @@ def test_cli_ray_flag_before_the_file(tmp_path: Path, local_ray: None) -> None:
 
 
 def test_more_actors_than_cpus_is_an_error_not_a_hang(tmp_path: Path, local_ray: None) -> None:
-    from hdeeprm.sweep.ray_vector import RayVectorEnv
+    from hdeeprm.environment.vector.ray import RayVectorEnv
 
     with pytest.raises(ValueError, match=r"3 actor\(s\) x 1 CPU need more than the cluster's 2"):
         RayVectorEnv(_env_fns(tmp_path, 3), envs_per_actor=1)
@@ -140,7 +140,7 @@ def test_more_actors_than_cpus_is_an_error_not_a_hang(tmp_path: Path, local_ray:
 def test_same_step_autoreset_carries_final_observations(tmp_path: Path, local_ray: None) -> None:
     """``SameStep`` mode: the ended episode's final observation and info come back in the
     infos of the step that ended it, at the right environment index, as in SyncVectorEnv."""
-    from hdeeprm.sweep.ray_vector import RayVectorEnv
+    from hdeeprm.environment.vector.ray import RayVectorEnv
 
     fns = _env_fns(tmp_path, 3)
     remote = RayVectorEnv(fns, envs_per_actor=2, autoreset_mode="SameStep")

@@ -32,8 +32,8 @@ from sweep_helpers import write_json as _write
 from hdeeprm.analysis.metrics import summarize_run
 from hdeeprm.cli.sweep import main
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import run_classic
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.sweep import (
     RESULT_FILE,

@@ -14,7 +14,7 @@ from rl_helpers import THESIS_DIR
 
 from hdeeprm.cli.launch import main
 from hdeeprm.errors import InputError, Interrupted
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import run_learning
 

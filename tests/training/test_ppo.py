@@ -14,7 +14,7 @@ from gymnasium import spaces
 from rl_helpers import THESIS_DIR
 
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import (

@@ -98,7 +98,7 @@ def test_evaluate_run_of_a_file_agent_is_greedy(tmp_path: Path) -> None:
     """``run: "evaluate"``: every episode takes the agent's most probable action."""
     import dataclasses
 
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
     from hdeeprm.training import run_learning
 

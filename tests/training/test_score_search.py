@@ -76,7 +76,9 @@ def test_windows_objective_matches_whole_episodes(tmp_path) -> None:
     episodes = {"window_jobs": 20, "train_jobs": [0, 30], "eval_jobs": [30, 60], "eval_windows": 2}
     options = write_options(tmp_path / "opt", episodes=episodes)
     workload = write_workload(tmp_path, random_jobs(60, seed=8))
-    env = JobSelectionEnv(options, tmp_path / "run", workload, queue_slots=8, split="eval")
+    env = JobSelectionEnv.from_options(
+        options, tmp_path / "run", workload, queue_slots=8, split="eval"
+    )
     values = windows_objective(env, ScorePicker([1, 0, 0, 0, 0]), [0, 1])
     episodes_sqf = [run_episode(env, HeuristicPicker("SQF"), window=k) for k in (0, 1)]
     assert values == [e["objective"] for e in episodes_sqf]

@@ -11,7 +11,7 @@ import torch
 from rl_helpers import THESIS_DIR, THESIS_SELECTION, random_jobs, write_options, write_workload
 
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import load_checkpoint, log_header, run_learning, save_checkpoint
 

@@ -24,7 +24,11 @@ def _factories(tmp_path, n=2, jobs=None, **kwargs):
     workload = write_workload(tmp_path, jobs or random_jobs(40, seed=3))
     kwargs.setdefault("queue_slots", 8)
     return [
-        (lambda i=i: JobSelectionEnv(options, tmp_path / f"run{i}", workload, **kwargs))
+        (
+            lambda i=i: JobSelectionEnv.from_options(
+                options, tmp_path / f"run{i}", workload, **kwargs
+            )
+        )
         for i in range(n)
     ]
 

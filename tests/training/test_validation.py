@@ -16,7 +16,7 @@ from rl_helpers import THESIS_DIR, random_jobs, write_options, write_workload
 
 from hdeeprm.cli.launch import main as launch_main
 from hdeeprm.errors import InputError
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training import evaluate as ev
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hdeeprm.experiment import prepare_inputs
 from hdeeprm.experiment.run import run_classic
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.platform import load_platform
 from hdeeprm.workload.bandwidth import check_bandwidth, default_mem_bw_range

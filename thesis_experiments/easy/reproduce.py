@@ -48,9 +48,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hdeeprm.agents import ClassicAgent
 from hdeeprm.analysis.metrics import job_metrics
-from hdeeprm.decision import ActionSpace, WorkloadManager
+from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.scheduling.config import E_LOSS, LOSS_BASES, WEIGHTS
@@ -194,7 +193,7 @@ def simulate_once(
     actions = ActionSpace()
     sched = BackfillScheduler(parse_scheduler(spec), predictor)
     manager = WorkloadManager(
-        platform, actions, ClassicAgent(actions, "first-high_gflops"), seed=1, scheduler=sched
+        platform, actions, FixedPair(actions, "first-high_gflops"), seed=1, scheduler=sched
     )
     engine = Engine(sim_platform, workload)
     run(engine, manager)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hdeeprm.environment import HeterogeneousClusterEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import Options, load_options
 from hdeeprm.training import run_learning
 

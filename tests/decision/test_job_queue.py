@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from hdeeprm.decision import JobRecord, JobScheduler
+from hdeeprm.decision import JobQueue, JobRecord
 
 
-def _queue(seed: int = 0) -> tuple[JobScheduler, dict[str, JobRecord]]:
+def _queue(seed: int = 0) -> tuple[JobQueue, dict[str, JobRecord]]:
     # id  subtime req_time res mem  mem_bw
     # a   0       100      4   500  10
     # b   1        50      2   900   4
@@ -22,7 +22,7 @@ def _queue(seed: int = 0) -> tuple[JobScheduler, dict[str, JobRecord]]:
         ("c", 2, 50, 1, 300, 20),
         ("d", 3, 200, 1, 200, 4),
     ]
-    scheduler = JobScheduler(np.random.default_rng(seed))
+    scheduler = JobQueue(np.random.default_rng(seed))
     jobs = {}
     for seq, (jid, sub, req, res, mem, bw) in enumerate(rows):
         jobs[jid] = JobRecord(jid, seq, sub, res, req, mem, bw)
@@ -70,7 +70,7 @@ def test_choices_follow_removals_and_arrivals() -> None:
 
 
 def test_missing_requested_time_sorts_last() -> None:
-    scheduler = JobScheduler(np.random.default_rng(0))
+    scheduler = JobQueue(np.random.default_rng(0))
     scheduler.push(JobRecord("x", 0, 0.0, 1, math.inf))
     scheduler.push(JobRecord("y", 1, 0.0, 1, 3600.0))
     assert scheduler.peek("shortest").id == "y"
@@ -97,10 +97,10 @@ def test_unknown_policy() -> None:
 def test_head_is_the_first_k_in_submission_order_after_removals() -> None:
     import numpy as np
 
-    from hdeeprm.decision.job_scheduler import JobRecord, JobScheduler
+    from hdeeprm.decision.job_queue import JobQueue, JobRecord
 
     rng = np.random.default_rng(0)
-    scheduler = JobScheduler(np.random.default_rng(1))
+    scheduler = JobQueue(np.random.default_rng(1))
     queued: list[JobRecord] = []
     for seq in range(300):
         job = JobRecord(str(seq), seq, float(seq // 3), int(rng.integers(1, 9)))

@@ -39,6 +39,7 @@ from hdeeprm.platform import Platform, load_platform
 from hdeeprm.platform.library import CATEGORIES, shipped_type_file
 from hdeeprm.platform.serialize import hierarchy_to_dict
 from hdeeprm.platform.simgrid import platform_xml as render_platform_xml
+from hdeeprm.simulation.platform_xml import SimPlatform, load_platform_xml
 from hdeeprm.workload import (
     ConversionSummary,
     JobLimits,
@@ -68,6 +69,9 @@ class ExperimentInputs:
     output_dir: Path
     platform: Platform
     platform_xml: Path
+    #: ``platform_xml`` as the engine sees it (loaded once, shared by every run and environment
+    #: built from these inputs: the engine only reads it).
+    sim_platform: SimPlatform
     hierarchy_json: Path
     workload: Workload
     workload_path: Path
@@ -270,6 +274,7 @@ def prepare_inputs(
         output_dir=out,
         platform=platform,
         platform_xml=platform_xml,
+        sim_platform=load_platform_xml(platform_xml),
         hierarchy_json=hierarchy_json,
         workload=workload,
         workload_path=workload_path,

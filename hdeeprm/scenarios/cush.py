@@ -130,7 +130,7 @@ class CushScenario:
             decisions = manager.flush()
             if point:
                 started = []
-                queue = manager.job_scheduler
+                queue = manager.job_queue
                 while queue:
                     visible = sorted(queue.jobs, key=lambda job: job.seq)[: self.queue_slots]
                     fit = [j for j in visible if manager.fits_now(j.res, j.mem, j.gpus)]

@@ -35,7 +35,7 @@ sends pickled data only when an episode ends.
 
 Example::
 
-    from hdeeprm.environment.vector import SharedMemoryVectorEnv
+    from hdeeprm.environment import SharedMemoryVectorEnv
     envs = SharedMemoryVectorEnv([make_env] * 4, num_workers=1)
     obs, info = envs.reset(seed=0)
     obs, reward, terminated, truncated, info = envs.step(actions)

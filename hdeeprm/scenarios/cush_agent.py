@@ -1,6 +1,6 @@
 """CuSH's two-step agent on CuSH job sets: environments, one job set per episode, evaluation.
 
-The heuristics of :mod:`hdeeprm.experiment.cush` run a job set through the engine directly;
+The heuristics of :mod:`hdeeprm.scenarios.cush` run a job set through the engine directly;
 the learned agent needs :class:`~hdeeprm.environment.JobSelectionEnv`, whose episodes are
 windows of one workload. Here an episode is one whole CuSH job set instead
 (:class:`JobSetEpisodes`): training episodes draw a set among the training seeds, evaluation
@@ -12,7 +12,7 @@ The environment's reward adds up to minus the average bounded slowdown (``tau = 
 ``time_unit >= 10`` s every job runs at least ``tau``, so that is exactly minus the job set's
 **NTAT** (turnaround / service time, both including the penalty): the job selector is
 trained on the paper's metric. :func:`play_jobset` measures NTAT and wait the way
-:meth:`~hdeeprm.experiment.cush.CushScenario.run` does.
+:meth:`~hdeeprm.scenarios.cush.CushScenario.run` does.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import numpy as np
 
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment.job_selection import JobSelectionEnv
-from hdeeprm.experiment import ExperimentInputs, prepare_inputs
-from hdeeprm.experiment.cush import CUSH_POLICIES, CushResult, CushScenario
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
+from hdeeprm.scenarios.cush import CUSH_POLICIES, CushResult, CushScenario
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 #: The policy selector's choices, in CuSH's order (DF, BF).

@@ -22,13 +22,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from hdeeprm._atomic import atomic_open, write_text
+from hdeeprm._atomic import atomic_open, deferred_interrupts, write_text
 from hdeeprm.agents.learning import LearningAgent, source_file
 from hdeeprm.agents.loader import build_agent
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.errors import InputError, Interrupted
-from hdeeprm.experiment import ExperimentInputs
-from hdeeprm.experiment.run import deferred_interrupts
+from hdeeprm.inputs import ExperimentInputs
 
 #: Name of the per-episode log in the run folder.
 LOG_FILE = "training_log.csv"

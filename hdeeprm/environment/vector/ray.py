@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from hdeeprm.sweep._ray import ensure_ray, import_ray
+from hdeeprm._ray import ensure_ray, import_ray
 
 
 class EnvGroup:
@@ -276,14 +276,14 @@ def hdeeprm_env_fns(
     """Factories of ``num_envs`` :class:`~hdeeprm.environment.HeterogeneousClusterEnv` on one
     options file. Inputs are generated here, once, so the actors only read them (on a
     cluster the run folder must be on a filesystem every node mounts)."""
-    from hdeeprm.environment import HeterogeneousClusterEnv
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.environment.env import HeterogeneousClusterEnv
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
     loaded = load_options(options)
     inputs = prepare_inputs(loaded, output_dir, custom_workload=custom_workload)
     factory = functools.partial(
-        HeterogeneousClusterEnv,
+        HeterogeneousClusterEnv.from_options,
         os.fspath(loaded.source or options),
         os.fspath(inputs.output_dir),
         None if custom_workload is None else os.fspath(custom_workload),

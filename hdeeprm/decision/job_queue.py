@@ -1,4 +1,4 @@
-"""The job scheduler: the job queue and the six job selection policies (SPEC section 5).
+"""The job queue and the six job selection policies, "which job next?" (SPEC section 5).
 
 Every policy but ``random`` is "lowest key first, ties by submission order":
 
@@ -15,7 +15,7 @@ used next, only those still queued: a job that starts before a policy is asked a
 enters that policy's heap. Peeking is O(log n) amortised; the queue is never sorted as a whole.
 Entries hold numbers only (the job is found by its submission number), which the garbage
 collector stops tracking.
-``random`` draws uniformly from the queue with the scheduler's seeded generator.
+``random`` draws uniformly from the queue with the queue's seeded generator.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ _KEYS = {
 }
 
 
-#: The requested resources :meth:`JobScheduler.track_sorted` keeps sorted, in order.
+#: The requested resources :meth:`JobQueue.track_sorted` keeps sorted, in order.
 SORTED_FIELDS = ("req_time", "res", "mem", "mem_bw")
 #: Cap of sorted requested times (an unknown, infinite one sorts last and stays finite).
 _CAP = 1e300
@@ -82,7 +82,7 @@ def _value(job: JobRecord, field_index: int) -> float:
     return getattr(job, SORTED_FIELDS[field_index])
 
 
-class JobScheduler:
+class JobQueue:
     """Owns the job queue and answers "which job next?" for a job policy.
 
     Args:

@@ -123,7 +123,7 @@ def environment(trace: Path | None, quick: bool) -> list[Row]:
     import numpy as np
 
     from hdeeprm.environment import HeterogeneousClusterEnv
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import options_from_json
 
     assert trace is not None
@@ -175,7 +175,7 @@ def pool(trace: Path | None, quick: bool) -> list[Row]:
 
 def ppo(trace: Path | None, quick: bool) -> list[Row]:
     """PPO training end to end (environments, policy, updates) on Gaia windows."""
-    from hdeeprm.experiment import prepare_inputs
+    from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import options_from_json
     from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
 

@@ -20,7 +20,7 @@ from rl_helpers import THESIS_DIR, random_jobs, write_options, write_workload
 from test_ppo import Bandit
 
 from hdeeprm.environment import HeterogeneousClusterEnv, JobSelectionEnv
-from hdeeprm.experiment import prepare_inputs
+from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer, inputs_factories
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO

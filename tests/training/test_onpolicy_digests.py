@@ -195,7 +195,7 @@ def _job_factories(tmp_path: Path, policies: list[str] | None) -> list[Any]:
     workload = write_workload(tmp_path, random_jobs(40, seed=3))
     return [
         (
-            lambda i=i: JobSelectionEnv(
+            lambda i=i: JobSelectionEnv.from_options(
                 options, tmp_path / f"run{i}", workload, queue_slots=8, policies=policies
             )
         )

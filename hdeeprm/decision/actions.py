@@ -149,7 +149,7 @@ class ActionSpace(Sequence[Action]):
                     pairs.append((job, core))
         return cls(pairs, void)
 
-    def index(self, action: str | Action | tuple[str, str], *args: Any) -> int:  # type: ignore[override]
+    def index(self, action: str | Action | tuple[str, str], *args: Any) -> int:
         """Position of an action given by name, :class:`Action` or (job, core) pair."""
         if isinstance(action, tuple) and not isinstance(action, Action):
             action = f"{action[0]}-{action[1]}"

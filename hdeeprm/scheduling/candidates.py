@@ -28,12 +28,15 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hdeeprm.scheduling.orderings import static_key
 
+if TYPE_CHECKING:
+    from hdeeprm.scheduling.schedulers import SchedJob
 
-def _key(name: str, job: Any) -> float:
+
+def _key(name: str, job: SchedJob) -> float:
     """A job's sort key in a static ordering; ``FCFS`` is the submission number (the queue's
     insertion order), ties in the others are broken by it."""
     return job.seq if name == "FCFS" else static_key(name)(job)
@@ -86,7 +89,7 @@ class CandidateIndex:
     def __contains__(self, name: str) -> bool:
         return name in self.orderings
 
-    def add(self, job: Any) -> None:
+    def add(self, job: SchedJob) -> None:
         """File a queued job (``seq``, ``res``, ``mem``, ``run_pred`` and the keys' fields)."""
         slot = (job.res, job.mem)
         bucket = self.buckets.get(slot)
@@ -106,7 +109,7 @@ class CandidateIndex:
         else:
             counts[pred] = count + 1
 
-    def remove(self, job: Any) -> None:
+    def remove(self, job: SchedJob) -> None:
         """Forget a job filed by :meth:`add` (its keys and prediction unchanged since)."""
         slot = (job.res, job.mem)
         bucket = self.buckets[slot]

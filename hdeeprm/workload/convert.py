@@ -250,17 +250,25 @@ def select_jobs(
 
 
 def _number(name: str, value: object) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float))
-    if not ok or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _bandwidth(name: str, value: object) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float))
-    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise InputError(f"{name} must be a finite number >= 0 (GB/s), got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def convert_records(

@@ -20,7 +20,7 @@ from gymnasium import spaces
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.objective_reward import ObjectiveReward
-from hdeeprm.environment.observation import ObservationBuilder
+from hdeeprm.environment.observation import ObservationBuilder, Observer
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
 from hdeeprm.experiment import ExperimentInputs, prepare_inputs
@@ -136,7 +136,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             self.inputs.platform, self.actions, seed=seed, log_detail=self.options.log_detail
         )
 
-    def _make_observer(self, manager: WorkloadManager) -> ObservationBuilder:
+    def _make_observer(self, manager: WorkloadManager) -> Observer:
         env_opts = self.options.env
         return ObservationBuilder(
             env_opts.observation, manager, self.inputs.job_limits, env_opts.queue_sensitivity

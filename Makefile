@@ -38,6 +38,7 @@ test: install-test
 lint:
 	$(PYTHON) -m ruff check hdeeprm tests benchmarks agent_examples thesis_experiments
 	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy hdeeprm
 
 bench: install
 	$(PYTHON) benchmarks/convert_gaia.py

@@ -37,7 +37,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -420,7 +420,7 @@ def _convert(
         if bw > max_mem_bw:
             max_mem_bw = bw
     jobs.sort(key=lambda j: j.subtime)
-    workload_extra = {
+    workload_extra: dict[str, Any] = {
         "description": f"converted by hdeeprm from {os.path.basename(source)}",
         "conversion": {
             "source": os.path.basename(source),
@@ -435,7 +435,7 @@ def _convert(
         },
     }
     if gpus_per_task:
-        workload_extra["conversion"]["gpus_per_task"] = gpus_per_task  # type: ignore[index]
+        workload_extra["conversion"]["gpus_per_task"] = gpus_per_task
     workload = Workload(max_cores, jobs, profiles, name, workload_extra)
     limits = JobLimits(max_time, max_core, max_mem, max_mem_bw)
     return ConversionResult(workload, limits, summary, list(header or []))

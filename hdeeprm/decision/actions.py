@@ -173,7 +173,7 @@ class ActionSpace(Sequence[Action]):
     def has_void(self) -> bool:
         return bool(self._actions) and self._actions[-1].is_void
 
-    def __getitem__(self, i: int) -> Action:  # type: ignore[override]
+    def __getitem__(self, i: int) -> Action:  # type: ignore[override]  # no slices
         return self._actions[i]
 
     def __len__(self) -> int:

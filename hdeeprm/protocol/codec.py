@@ -107,6 +107,7 @@ if _C_ENCODE is not None:
     )
 
     def _ENCODE(doc: Any) -> str:  # noqa: N802 (a constant-like module function)
+        # _C_ENCODE is set above; the checker does not carry that into the function
         return "".join(_C_ENCODE(doc, 0))  # type: ignore[misc]
 
 else:  # pragma: no cover (CPython always has the C encoder)

@@ -708,7 +708,7 @@ class Engine:
             prio = entry[1]
             if prio == _CALL:
                 break
-            job = submitted[entry[3]]  # type: ignore[index]
+            job = submitted[entry[3]]  # type: ignore[index]  # a job's entry: its int index
             if job.state is RUNNING and (prio != _COMPLETE or job._version == entry[4]):
                 break
             heapq.heappop(heap)
@@ -752,11 +752,11 @@ class Engine:
         while heap and heap[0][0] <= when:
             _, prio, _, payload, version = pop(heap)
             if prio == _COMPLETE:
-                job = submitted[payload]  # type: ignore[index]
+                job = submitted[payload]  # type: ignore[index]  # a job's entry: its int index
                 if job.state is RUNNING and job._version == version:
                     completed.append(self._end(job, COMPLETED_SUCCESSFULLY))
             elif prio == _WALLTIME:
-                job = submitted[payload]  # type: ignore[index]
+                job = submitted[payload]  # type: ignore[index]  # a job's entry: its int index
                 if job.state is RUNNING:
                     completed.append(self._end(job, COMPLETED_WALLTIME_REACHED))
             else:
@@ -990,7 +990,7 @@ class Engine:
         busy_closed = 0.0
         # Every host of the job has been computing since the job started (its state_since
         # is the start time itself): the span each closes is this one.
-        busy = now - job.start_time  # type: ignore[operator]
+        busy = now - job.start_time  # type: ignore[operator]  # a running job has started
         if job.gpus:
             for gpu in job.gpus:
                 del self._gpu_job[gpu]

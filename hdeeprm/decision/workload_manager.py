@@ -84,6 +84,17 @@ class StartHook(StartJob, Protocol):
     counted: Callable[[JobRecord], bool]
 
 
+class JobListener(Protocol):
+    """Told about every accepted submission, start and completion (e.g. an environment's
+    reward bookkeeping): :attr:`WorkloadManager.job_listeners`."""
+
+    def submitted(self, record: JobRecord) -> None: ...
+
+    def started(self, record: JobRecord) -> None: ...
+
+    def completed(self, record: JobRecord) -> None: ...
+
+
 class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
     :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
@@ -291,7 +302,7 @@ class WorkloadManager:
         #: Objects told about every accepted submission (``submitted(record)``), start
         #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
         #: reward bookkeeping; kept across resets.
-        self.job_listeners: list[Any] = []
+        self.job_listeners: list[JobListener] = []
         #: A queue scheduler's ``free`` and ``start`` per core policy (:meth:`_delegate`),
         #: and the list ``start`` appends the jobs it started to.
         self._hooks: dict[str, tuple[Callable[[], int], StartHook]] = {}

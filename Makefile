@@ -38,6 +38,7 @@ test: install-test
 lint:
 	$(PYTHON) -m ruff check hdeeprm tests benchmarks studies agent_examples thesis_experiments
 	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy hdeeprm
 
 # The speed suite on the traces it finds (docs/traces.md; others skipped and listed): one table,
 # also written to bench.json. `python -m benchmarks --help` for --quick, --compare REV...

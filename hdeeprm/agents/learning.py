@@ -56,6 +56,17 @@ class LearningAgent(Agent):
             thesis's: this episode's returns only) or ``"none"``.
     """
 
+    # Declared for the checker: a torch module's unknown attributes read as tensors or modules.
+    gamma: float
+    normalize: str
+    generator: torch.Generator
+    deterministic: bool
+    return_count: torch.Tensor
+    return_mean: torch.Tensor
+    return_m2: torch.Tensor
+    rewards: list[float]
+    _learning_init_called: bool
+
     def __new__(cls, *args: Any, **kwargs: Any) -> LearningAgent:
         self = super().__new__(cls)
         # Set up the torch module before the subclass constructor assigns layers, so that

@@ -93,12 +93,13 @@ class JobFilter:
 
 def job_metrics(
     submit: Sequence[float] | np.ndarray,
-    start: Sequence[float] | np.ndarray,
-    finish: Sequence[float] | np.ndarray,
+    start: Sequence[float | None] | np.ndarray,
+    finish: Sequence[float | None] | np.ndarray,
     *,
     tau: float = BOUNDED_SLOWDOWN_TAU,
 ) -> JobMetrics:
-    """Aggregate figures from per-job times; entries with a NaN start or finish did not run.
+    """Aggregate figures from per-job times; entries with a NaN (or ``None``) start or finish
+    did not run.
 
     Args:
         submit, start, finish: one entry per ended job, in seconds.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -35,7 +35,9 @@ from hdeeprm.analysis.runfolder import (
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
 #: Default figure size in inches (1000 x 600 pixels at the default 100 dpi).
 DEFAULT_SIZE = (10.0, 6.0)
@@ -247,7 +249,8 @@ def plot_gantt(run: RunFolder, fig: Figure | None = None, *, labels: bool = True
     colors = _job_colors(rows)
     n = len(rows)
     collection = PolyCollection(
-        _rectangles(x0, x1, lows.astype(float), highs + 1.0),
+        # an (n, 4, 2) array is n polygons; the stubs ask for a Sequence of them
+        _rectangles(x0, x1, lows.astype(float), highs + 1.0),  # type: ignore[arg-type]
         facecolors=colors,
         edgecolors="k" if n <= 2000 else "face",
         linewidths=0.3 if n <= 2000 else 0.0,
@@ -256,7 +259,8 @@ def plot_gantt(run: RunFolder, fig: Figure | None = None, *, labels: bool = True
     )
     ax.add_collection(collection)
     ax.set_ylim(0, max(nb_cores, int(highs.max()) + 1 if n else 1))
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    # the default locator (AutoLocator) is a MaxNLocator, which takes ``integer``
+    cast("MaxNLocator", ax.yaxis.get_major_locator()).set_params(integer=True)
     ax.set_ylabel("core id")
     nb_ran = int(jobs.ran.sum())
     subtitle = f"{nb_ran:,} jobs on {nb_cores:,} cores"
@@ -274,7 +278,7 @@ def plot_gantt(run: RunFolder, fig: Figure | None = None, *, labels: bool = True
 def _job_colors(rows: np.ndarray) -> np.ndarray:
     from matplotlib import colormaps
 
-    palette = np.asarray(colormaps["tab20"].colors)
+    palette = np.asarray(cast("ListedColormap", colormaps["tab20"]).colors)
     return palette[rows % len(palette)]
 
 
@@ -458,7 +462,8 @@ def plot_mem_bw_overutilization(run: RunFolder, fig: Figure | None = None) -> Fi
     top.grid(True, alpha=0.3)
     n = len(procs)
     collection = PolyCollection(
-        _rectangles(starts / scale, ends / scale, procs - 0.4, procs + 0.4),
+        # an (n, 4, 2) array is n polygons; the stubs ask for a Sequence of them
+        _rectangles(starts / scale, ends / scale, procs - 0.4, procs + 0.4),  # type: ignore[arg-type]
         facecolors="C3",
         edgecolors="face",
         linewidths=0.0,

@@ -21,14 +21,14 @@ def step_series(begin: np.ndarray, end: np.ndarray, weight: np.ndarray | float) 
     """
     begin = np.asarray(begin, dtype=np.float64)
     end = np.asarray(end, dtype=np.float64)
-    weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), begin.shape)
+    weights = np.broadcast_to(np.asarray(weight, dtype=np.float64), begin.shape)
     keep = ~(np.isnan(begin) | np.isnan(end)) & (end > begin)
-    begin, end, weight = begin[keep], end[keep], weight[keep]
+    begin, end, weights = begin[keep], end[keep], weights[keep]
     times, inverse = np.unique(np.concatenate([begin, end]), return_inverse=True)
-    deltas = np.bincount(inverse, weights=np.concatenate([weight, -weight]), minlength=len(times))
+    deltas = np.bincount(inverse, weights=np.concatenate([weights, -weights]), minlength=len(times))
     values = np.cumsum(deltas)
     # Sums of float weights (memory) may leave 1e-12-sized residues where the truth is 0.
-    scale = float(np.abs(weight).sum()) if len(weight) else 0.0
+    scale = float(np.abs(weights).sum()) if len(weights) else 0.0
     values[np.abs(values) <= scale * 1e-12] = 0.0
     return times, values
 

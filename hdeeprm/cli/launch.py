@@ -235,7 +235,7 @@ def _launch(
         run_dir = out if nb_runs == 1 else out / f"run_{k:03d}"
         seed = options.seed + k
         if batsim is not None:
-            result = run_classic_batsim(
+            run_result = run_classic_batsim(
                 inputs,
                 run_dir,
                 seed=seed,
@@ -244,10 +244,10 @@ def _launch(
                 timeout=batsim.timeout,
             )
         else:
-            result = run_classic(inputs, run_dir, seed=seed, progress=not quiet)
+            run_result = run_classic(inputs, run_dir, seed=seed, progress=not quiet)
         title = f"{pair}" + ("" if nb_runs == 1 else f" (run {k}, seed {seed})")
         click.echo(f"== {title} ==")
-        for line in result.metrics.lines():
+        for line in run_result.metrics.lines():
             click.echo("  " + line)
         _say(quiet, f"  outputs: {run_dir}")
 

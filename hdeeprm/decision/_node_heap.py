@@ -73,7 +73,8 @@ class NodeHeap(PickByAllocating):
     def rebuild(self) -> None:
         node_free_mem = self.pool.node_free_mem
         self.version = version = [v + 1 for v in self.version]
-        self.live = live = [None] * len(version)
+        live: list[_Entry | None] = [None] * len(version)
+        self.live = live
         heap: list[_Entry] = []
         for node in range(len(version)):
             first, _ = self._first(node)

@@ -149,7 +149,7 @@ class ActionSpace(Sequence[Action]):
                     pairs.append((job, core))
         return cls(pairs, void)
 
-    def index(self, action: str | Action | tuple[str, str], *args: Any) -> int:  # type: ignore[override]
+    def index(self, action: str | Action | tuple[str, str], *args: Any) -> int:
         """Position of an action given by name, :class:`Action` or (job, core) pair."""
         if isinstance(action, tuple) and not isinstance(action, Action):
             action = f"{action[0]}-{action[1]}"
@@ -173,7 +173,7 @@ class ActionSpace(Sequence[Action]):
     def has_void(self) -> bool:
         return bool(self._actions) and self._actions[-1].is_void
 
-    def __getitem__(self, i: int) -> Action:  # type: ignore[override]
+    def __getitem__(self, i: int) -> Action:  # type: ignore[override]  # no slices
         return self._actions[i]
 
     def __len__(self) -> int:

@@ -54,6 +54,7 @@ from bisect import insort
 from collections.abc import Callable
 from functools import partial
 from itertools import chain
+from typing import final
 
 import numpy as np
 
@@ -134,7 +135,8 @@ class _ProcessorHeap(PickByAllocating):
         self.version = version = [v + 1 for v in self.version]
         procs = [p for p in range(len(free)) if free[p]]
         self.heap = [(key, free[p][0], version[p], p) for p, key in zip(procs, self._keys(procs))]
-        self.live = live = [None] * len(free)
+        live: list[_Entry | None] = [None] * len(free)
+        self.live = live
         for entry in self.heap:
             live[entry[3]] = entry
         heapq.heapify(self.heap)
@@ -318,6 +320,7 @@ def _memory_run(count: int, spare: float, mem: float, need: float) -> int:
     return run
 
 
+@final  # exact-type checks (``type(structure) is _RankedTree``) then narrow for the checker
 class _RankedTree:
     """Processors in a static order; the best one whose node has the memory, in O(log P).
 

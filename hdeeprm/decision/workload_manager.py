@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from hdeeprm.decision.resources import INSIGHTS, MEM_TOL, CorePool
 from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import Platform
+from hdeeprm.scheduling.jobs import StartJob
 from hdeeprm.simulation import events as ev
 from hdeeprm.simulation.engine import SimJob
 from hdeeprm.simulation.events import (
@@ -66,12 +67,30 @@ _JOB_SUBMITTED, _JOB_COMPLETED, _REQUESTED_CALL, _RESOURCE_STATE_CHANGED = (
 )
 
 
+class StartHook(StartJob, Protocol):
+    """The workload manager's :class:`StartJob`, with two shortcuts a scheduler may use:
+    ``capacity`` is :meth:`WorkloadManager.fit_capacity`; ``counted(record)`` places a job of
+    no GPUs that ``capacity`` just admitted, without asking again whether it fits."""
+
+    capacity: Callable[[float], int]
+    counted: Callable[[JobRecord], bool]
+
+
+class JobListener(Protocol):
+    """Told about every accepted submission, start and completion (e.g. an environment's
+    reward bookkeeping): :attr:`WorkloadManager.job_listeners`."""
+
+    def submitted(self, record: JobRecord) -> None: ...
+
+    def started(self, record: JobRecord) -> None: ...
+
+    def completed(self, record: JobRecord) -> None: ...
+
+
 class SchedulingStrategy(Protocol):
     """A queue scheduler the workload manager delegates job selection to (e.g.
     :class:`hdeeprm.scheduling.BackfillScheduler`): told of submissions and completions, asked
-    at decision points to start jobs through ``start(record) -> bool`` (cores chosen by the
-    core policy) or ``start(record, cores) -> bool`` (exactly those cores); ``start.capacity``
-    is :meth:`WorkloadManager.fit_capacity`."""
+    at decision points to start jobs through ``start`` (:class:`StartHook`)."""
 
     def reset(self) -> None: ...
 
@@ -79,7 +98,7 @@ class SchedulingStrategy(Protocol):
 
     def completed(self, record: JobRecord, now: float) -> None: ...
 
-    def schedule(self, now: float, free: Callable[[], int], start: Callable[..., bool]) -> None: ...
+    def schedule(self, now: float, free: Callable[[], int], start: StartJob) -> None: ...
 
 
 class DecidingAgent(Protocol):
@@ -273,10 +292,10 @@ class WorkloadManager:
         #: Objects told about every accepted submission (``submitted(record)``), start
         #: (``started(record)``) and completion (``completed(record)``), e.g. an environment's
         #: reward bookkeeping; kept across resets.
-        self.job_listeners: list[Any] = []
+        self.job_listeners: list[JobListener] = []
         #: A queue scheduler's ``free`` and ``start`` per core policy (:meth:`_delegate`),
         #: and the list ``start`` appends the jobs it started to.
-        self._hooks: dict[str, tuple[Callable[[], int], Callable[..., bool]]] = {}
+        self._hooks: dict[str, tuple[Callable[[], int], StartHook]] = {}
         self._starting: list[JobRecord] = []
         self._mask_groups: list[tuple[str | None, np.ndarray]] | None = None
         #: Action masks by the bits of their valid job policy groups (built on first use).
@@ -613,6 +632,7 @@ class WorkloadManager:
         changes from releases)."""
         decisions = self._pending
         if not decisions:  # the usual case: no rejection owed, drain's own list will do
+            # a fresh list the caller owns; only a list of P-state changes for the checker
             return self.pool.drain()  # type: ignore[return-value]
         self._pending = []
         decisions.extend(self.pool.drain())
@@ -627,6 +647,7 @@ class WorkloadManager:
                     f"action {index} is outside the action space (0..{len(self.actions) - 1})"
                 )
         else:
+            # a bool too (an int for the checker): index() refuses it as an unknown action
             index = self.actions.index(action)  # type: ignore[arg-type]
         return index, self.actions[index]
 
@@ -647,19 +668,21 @@ class WorkloadManager:
         decisions = self._pending
         self._pending = []
         started: list[JobRecord] = []
-        if chosen.job_policy is None:  # void
+        job_policy, core_policy = chosen.job_policy, chosen.core_policy
+        if job_policy is None or core_policy is None:  # void (both are None)
             self._void_wakeup(decisions)
         elif self.scheduler is not None:
-            self._delegate(chosen.core_policy, started)  # type: ignore[arg-type]
+            self._delegate(self.scheduler, core_policy, started)
         else:
             scheduler, queued = self.job_queue, self._queued
-            job_policy, core_policy = chosen.job_policy, chosen.core_policy
             # _place inline for jobs without GPUs under a core policy (one call less a job)
             allocate = None if core_policy in LOCALITY_POLICIES else self.resource_manager.allocate
             while queued:
-                job = scheduler.peek(job_policy)  # type: ignore[arg-type]
+                job = scheduler.peek(job_policy)
+                if job is None:  # never: the queue is not empty
+                    break
                 if allocate is None or job.gpus:
-                    if not self._place(job, core_policy):  # type: ignore[arg-type]
+                    if not self._place(job, core_policy):
                         break
                 else:
                     alloc = allocate(job.id, job.res, job.mem, job.mem_bw, core_policy, self.now)
@@ -685,16 +708,18 @@ class WorkloadManager:
             )
         return decisions
 
-    def _delegate(self, core_policy: str, started: list[JobRecord]) -> None:
+    def _delegate(
+        self, scheduler: SchedulingStrategy, core_policy: str, started: list[JobRecord]
+    ) -> None:
         """Let the queue scheduler choose the jobs; place each with ``core_policy`` (the
         started ones are appended to ``started``)."""
         hooks = self._hooks.get(core_policy)
         if hooks is None:
             hooks = self._hooks[core_policy] = self._scheduler_hooks(core_policy)
         self._starting = started
-        self.scheduler.schedule(self.now, *hooks)  # type: ignore[union-attr]
+        scheduler.schedule(self.now, *hooks)
 
-    def _scheduler_hooks(self, core_policy: str) -> tuple[Callable[[], int], Callable[..., bool]]:
+    def _scheduler_hooks(self, core_policy: str) -> tuple[Callable[[], int], StartHook]:
         """The ``free()`` and ``start(record[, cores])`` a queue scheduler is given, made once
         per core policy (not at every decision point: two closures and a function attribute
         each time); ``start`` appends to the list of the current :meth:`_delegate`."""
@@ -719,9 +744,10 @@ class WorkloadManager:
         def free() -> int:
             return pool.free_count
 
-        start.capacity = self.fit_capacity  # type: ignore[attr-defined]
-        start.counted = counted  # type: ignore[attr-defined]
-        return free, start
+        hook = cast(StartHook, start)  # a function carrying the two shortcuts as attributes
+        hook.capacity = self.fit_capacity
+        hook.counted = counted
+        return free, hook
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the scheduler hooks (closures; made again on first use)."""
@@ -796,7 +822,9 @@ class WorkloadManager:
             plan = locality.plan(policy, job.res, job.gpus, job.mem)
             if plan is None:
                 return None
-            alloc = locality.take_cores(plan, job.id, job.mem, job.mem_bw, self.now)
+            alloc: list[int] | None = locality.take_cores(
+                plan, job.id, job.mem, job.mem_bw, self.now
+            )
             job.gpu_alloc = tuple(locality.take_gpus(plan, job.id))
             return alloc
         alloc = self.resource_manager.allocate(

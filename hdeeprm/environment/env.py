@@ -18,9 +18,9 @@ import numpy as np
 from gymnasium import spaces
 
 from hdeeprm.decision import ActionSpace, WorkloadManager
-from hdeeprm.environment.episodes import EpisodeWindows
+from hdeeprm.environment.episodes import Episodes, EpisodeWindows
 from hdeeprm.environment.objective_reward import ObjectiveReward
-from hdeeprm.environment.observation import ObservationBuilder
+from hdeeprm.environment.observation import ObservationBuilder, Observer
 from hdeeprm.environment.reward import RewardMeter, episode_objective
 from hdeeprm.errors import SimulationError
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
@@ -93,7 +93,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             split = "train" if episodes is not None else "all"
         source = str(self.options.source) if self.options.source else None
         capacity = (len(inputs.platform.cores), inputs.platform.reference_speed * 1e9)
-        self.windows = EpisodeWindows(inputs.workload, episodes, split, source, capacity)
+        self.windows: Episodes = EpisodeWindows(inputs.workload, episodes, split, source, capacity)
         self.split = split
         #: ``(first, last)`` job indices (inclusive) of the current episode's window.
         self.window: tuple[int, int] = (0, len(inputs.workload.jobs) - 1)
@@ -154,7 +154,7 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             self.inputs.platform, self.actions, seed=seed, log_detail=self.options.log_detail
         )
 
-    def _make_observer(self, manager: WorkloadManager) -> ObservationBuilder:
+    def _make_observer(self, manager: WorkloadManager) -> Observer:
         env_opts = self.options.env
         return ObservationBuilder(
             env_opts.observation, manager, self.inputs.job_limits, env_opts.queue_sensitivity

@@ -26,6 +26,8 @@ the held-out jobs. Evaluation windows are always uniform.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from hdeeprm.errors import InputError
@@ -38,6 +40,23 @@ SPLITS = ("train", "eval", "val", "all")
 #: Splits whose episodes are fixed windows, chosen with ``reset(options={"window": k})``.
 FIXED_SPLITS = ("eval", "val")
 WHERE = "pybatsim.env.episodes"
+
+
+class Episodes(Protocol):
+    """What an environment asks of its episodes (:class:`EpisodeWindows`, or whole job sets):
+    which one to play next, its workload, and the seed of a fixed evaluation episode."""
+
+    @property
+    def nb_eval_windows(self) -> int:
+        """Number of fixed episodes ``reset(options={"window": k})`` selects."""
+
+    def eval_seed_of(self, k: int) -> int: ...
+
+    def choose(self, rng: np.random.Generator, window: int | None) -> tuple[int, int | None]: ...
+
+    def length(self) -> int: ...
+
+    def workload_at(self, first: int) -> Workload: ...
 
 
 class EpisodeWindows:

@@ -44,6 +44,7 @@ from gymnasium import spaces
 
 from hdeeprm.decision import ActionSpace, WorkloadManager
 from hdeeprm.decision.actions import CORE_POLICIES
+from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
 from hdeeprm.environment.reward import bounded_slowdown
 from hdeeprm.errors import SimulationError
@@ -108,13 +109,13 @@ class _StepJobs:
         self.wait = 0.0
         self.bsld = 0.0
 
-    def submitted(self, record: Any) -> None:
+    def submitted(self, record: JobRecord) -> None:
         self.queued_cores += record.res
 
-    def started(self, record: Any) -> None:
+    def started(self, record: JobRecord) -> None:
         self.queued_cores -= record.res
 
-    def completed(self, record: Any) -> None:
+    def completed(self, record: JobRecord) -> None:
         start = record.start
         self.finished += 1
         self.wait += start - record.subtime

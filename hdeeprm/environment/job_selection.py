@@ -225,11 +225,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._scale[self._scale <= 0] = 1.0
         self._log_scale = np.log1p(self._scale[[0, 0, 2]])
         size = queue_slots * self.job_width + self._cluster.size + 1
-        self.observation_space = spaces.Box(0.0, 1.0, (size,), np.float32)
+        self.observation_space: spaces.Box = spaces.Box(0.0, 1.0, (size,), np.float32)
         if policies is None:
             self.action_space = spaces.Discrete(queue_slots + 1)
         else:
-            self.action_space = spaces.MultiDiscrete([queue_slots + 1, len(policies)])
+            # (job slot, policy) arrays: wider than the parent's declared int action type
+            self.action_space = spaces.MultiDiscrete(  # type: ignore[assignment]
+                [queue_slots + 1, len(policies)]
+            )
         self._nb_actions = queue_slots + 1
         self.do_nothing = queue_slots
         self._obs = np.zeros(size, dtype=np.float32)

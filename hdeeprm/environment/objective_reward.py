@@ -56,9 +56,9 @@ advanced at each message): a step costs O(events), never a scan of the active jo
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from hdeeprm.decision import WorkloadManager
+from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.reward import (
     BSLD_TAU,
     EXTRA_OBJECTIVES,
@@ -133,7 +133,7 @@ class ObjectiveReward:
         manager.job_listeners.append(self)
 
     # --- workload manager listener ---------------------------------------------------
-    def submitted(self, record: Any) -> None:
+    def submitted(self, record: JobRecord) -> None:
         self.active += 1
         self.queued += 1
         if self._slowdown:
@@ -143,7 +143,7 @@ class ObjectiveReward:
             if 0.0 < req < _INF:
                 self.rate += 1.0 / req
 
-    def started(self, record: Any) -> None:
+    def started(self, record: JobRecord) -> None:
         """A job leaves the queue: its wait is known, and so is its estimate."""
         self.queued -= 1
         if self._slowdown:
@@ -159,7 +159,7 @@ class ObjectiveReward:
             if req < math.inf:
                 self.correction += req  # expected run, settled at completion
 
-    def completed(self, record: Any) -> None:
+    def completed(self, record: JobRecord) -> None:
         self.active -= 1
         finish = self.t
         submit = record.subtime

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from itertools import chain
+from typing import Protocol
 
 import numpy as np
 
@@ -161,7 +162,7 @@ def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> 
     if n == 0:
         return [0.0] * (len(RESOURCES) * len(QUANTILES))
     if n == 1:  # the commonest queue: the five statistics interpolate the same value alike
-        out = []
+        out: list[float] = []
         for values, limit in zip(ordered, limits):
             if limit > 0:
                 low = values[0]
@@ -172,7 +173,7 @@ def sorted_statistics(ordered: tuple[list[float], ...], limits: list[float]) -> 
                 out += (0.0, 0.0, 0.0, 0.0, 0.0)
         return out
     picks = _picks(n)
-    out: list[float] = []
+    out = []
     for values, limit in zip(ordered, limits):
         if limit > 0:
             for lo, hi, frac in picks:
@@ -192,6 +193,15 @@ def variation_ratio(size: int, previous: int, sensitivity: float) -> float:
     """
     change = (size - previous) / max(previous, 1)
     return float(min(1.0, max(0.0, 0.5 + change / (2.0 * sensitivity))))
+
+
+class Observer(Protocol):
+    """What an environment reads from its observation builder: the observation's length and
+    a fresh observation of the current state."""
+
+    size: int
+
+    def build(self) -> np.ndarray: ...
 
 
 class ObservationBuilder:

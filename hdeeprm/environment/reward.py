@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from hdeeprm.decision import WorkloadManager
-from hdeeprm.simulation import Engine, SimJob
+from hdeeprm.simulation import Engine
 
 #: Objectives whose reward is a state quantity averaged over the span.
 RATE_OBJECTIVES = ("avg_job_slowdown", "avg_job_completion", "avg_utilization", "makespan")
@@ -139,12 +139,15 @@ def episode_objective(objective: str, engine: Engine, nb_cores: int) -> float:
     max((finish - submit) / max(run, tau), 1) with tau = :data:`BSLD_TAU` (Feitelson's
     bounded slowdown, RLScheduler's metric).
     """
-    ran: list[SimJob] = [
-        j for j in engine.finished_jobs if j.start_time is not None and j.finish_time is not None
+    # (submit, start, finish, cores) of the jobs that ran
+    ran: list[tuple[float, float, float, int]] = [
+        (j.subtime, start, finish, len(j.alloc))
+        for j in engine.finished_jobs
+        if (start := j.start_time) is not None and (finish := j.finish_time) is not None
     ]
     jobs = engine.finished_jobs
     first = min((j.subtime for j in jobs), default=0.0)
-    last = max((j.finish_time for j in ran), default=first)
+    last = max((finish for _, _, finish, _ in ran), default=first)
     makespan = max(0.0, last - first)
     if objective == "makespan":
         return makespan
@@ -155,18 +158,18 @@ def episode_objective(objective: str, engine: Engine, nb_cores: int) -> float:
     if not ran:
         return 0.0
     if objective == "avg_job_completion":
-        return math.fsum(j.finish_time - j.subtime for j in ran) / len(ran)
+        return math.fsum(finish - sub for sub, _, finish, _ in ran) / len(ran)
     if objective == "avg_job_slowdown":
         total = 0.0
-        for j in ran:
-            run = j.finish_time - j.start_time
-            total += (j.finish_time - j.subtime) / run if run > 0 else 1.0
+        for sub, start, finish, _ in ran:
+            run = finish - start
+            total += (finish - sub) / run if run > 0 else 1.0
         return total / len(ran)
     if objective == "avg_bounded_slowdown":
-        return math.fsum(bounded_slowdown(j.subtime, j.start_time, j.finish_time) for j in ran) / (
+        return math.fsum(bounded_slowdown(sub, start, finish) for sub, start, finish, _ in ran) / (
             len(ran)
         )
     if objective == "avg_utilization":
-        busy = math.fsum(len(j.alloc) * (j.finish_time - j.start_time) for j in ran)
+        busy = math.fsum(cores * (finish - start) for _, start, finish, cores in ran)
         return busy / (nb_cores * makespan) if makespan > 0 else 0.0
     raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")

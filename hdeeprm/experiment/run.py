@@ -94,7 +94,7 @@ def compute_metrics(engine: Engine, manager: WorkloadManager, wall_time: float) 
     for job in engine.finished_jobs:
         submit.append(job.spec.subtime)
         ran = job.state != REJECTED and job.start_time is not None
-        start.append(job.start_time if ran else nan)
+        start.append(job.start_time if ran and job.start_time is not None else nan)
         finish.append(job.finish_time if ran and job.finish_time is not None else nan)
         completed += job.state == COMPLETED_SUCCESSFULLY
     times = job_metrics(submit, start, finish, tau=BOUNDED_SLOWDOWN_TAU)

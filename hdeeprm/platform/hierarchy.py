@@ -11,6 +11,7 @@ is the i-th compute host of the generated ``platform.xml``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # --- the interference P-state model (thesis 3.1.2, SPEC section 2) -----------------------
@@ -158,12 +159,13 @@ class Platform:
         processors = [proc for node in nodes for proc in node.processors]
         cores = [core for proc in processors for core in proc.cores]
         gpus = [gpu for node in nodes for gpu in node.gpus]
-        for kind, items in (
+        levels: tuple[tuple[str, Sequence[Node | Processor | Core | Gpu]], ...] = (
             ("node", nodes),
             ("processor", processors),
             ("core", cores),
             ("gpu", gpus),
-        ):
+        )
+        for kind, items in levels:
             for index, item in enumerate(items):
                 if item.id != index:
                     raise ValueError(

@@ -104,7 +104,14 @@ class NetworkType:
     bandwidth_Bps: float
 
 
-_PROCESSOR_REQUIRED = ("type", "cores", "clock_rate", "mem_bw", "llc_size", "power")
+_PROCESSOR_REQUIRED: tuple[str, ...] = (
+    "type",
+    "cores",
+    "clock_rate",
+    "mem_bw",
+    "llc_size",
+    "power",
+)
 _PROCESSOR_REQUIRED += ("dpflops_per_cycle",)
 
 
@@ -298,7 +305,7 @@ class TypeLibrary:
     def extended(self, raw_types: Any, path: PathLike = None, where: str = "types") -> TypeLibrary:
         """A new library with ``raw_types`` (a platform file's ``"types"`` object) overlaid."""
         expect_object(raw_types, path, where, optional=CATEGORIES)
-        merged = {
+        merged: dict[str, dict[str, Any]] = {
             "node": dict(self.nodes),
             "processor": dict(self.processors),
             "memory": dict(self.memories),
@@ -359,7 +366,10 @@ def shipped_type_file(category: str) -> str:
     """Path of the shipped type file of ``category`` (``node``, ``processor``, ...)."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; expected one of {CATEGORIES}")
-    return os.fspath(resources.files("hdeeprm.data").joinpath(f"{category}_types.json"))
+    # The package is a directory on disk, so its files are pathlib.Path (a Traversable is not
+    # always path-like, hence the checker's complaint).
+    path = resources.files("hdeeprm.data").joinpath(f"{category}_types.json")
+    return os.fspath(path)  # type: ignore[call-overload]
 
 
 @functools.lru_cache(maxsize=1)

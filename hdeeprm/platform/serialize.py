@@ -161,7 +161,7 @@ def hierarchy_from_dict(raw: Any, path: PathLike = None) -> Platform:
                 expect_object(
                     p_raw, path, p_where, ("id", "type", "kind", "uarch", "cores", *_PROC_FIELDS)
                 )
-                figures = {
+                figures: dict[str, Any] = {  # the processor's numeric fields, by name
                     name: expect_number(
                         p_raw[name], path, child(p_where, name), positive=name != "llc_size"
                     )

@@ -140,10 +140,10 @@ def completion_bandwidths(
         if zroute.get("dst") == master_zone:
             zone_links[zroute.get("src", "")] = route_links(zroute)
     bandwidths: dict[str, float] = {}
-    for host, zone in zone_of.items():
-        route = host_links.get(host, []) + zone_links.get(zone, [])
-        slowest = min((bw for bw, _ in route), default=0.0)
-        bandwidths[host] = slowest if slowest > 0.0 else LOOPBACK_BANDWIDTH
+    for host_id, zid in zone_of.items():
+        path_links = host_links.get(host_id, []) + zone_links.get(zid, [])
+        slowest = min((bw for bw, _ in path_links), default=0.0)
+        bandwidths[host_id] = slowest if slowest > 0.0 else LOOPBACK_BANDWIDTH
     return bandwidths
 
 
@@ -446,8 +446,7 @@ class BatsimTiming:
 
     def _started(self, decision: Decision) -> None:
         """The server handled ``decision`` now: a job starts sleeping, a waiter waits."""
-        kind = type(decision)
-        if kind is ExecuteJob:
+        if type(decision) is ExecuteJob:
             if self._energy:  # Batsim's energy trace at the job's start updates every host
                 self._fresh = self._now
             job = self.engine.jobs[decision.job_id]
@@ -457,7 +456,7 @@ class BatsimTiming:
             host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
             if duration != math.inf:
                 self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, rate)
-        elif kind is CallMeLater:
+        elif type(decision) is CallMeLater:
             target = float(decision.timestamp)
             wait = batsim_double(target) - self._now  # as Batsim reads it (RapidJSON)
             sleep = self._sleep(_WAITER, wait if wait >= MIN_WAIT else MIN_WAIT)
@@ -570,10 +569,14 @@ class BatsimTiming:
             fired = []
             for slot in ended:
                 sleep = sleeps[slot]
+                if sleep is None:  # never: an ended slot holds its sleep
+                    continue
                 if not sleep.events and sleep.post is None and self._expects(sleep):
                     self._reveal(sleep)
             for slot in ended:
                 sleep = sleeps[slot]
+                if sleep is None:  # never: an ended slot holds its sleep
+                    continue
                 self._rem[slot] = np.inf
                 sleeps[slot] = None
                 self._free.append(int(slot))

@@ -26,6 +26,7 @@ import re
 import socket
 import struct
 import time
+from typing import Any
 
 from hdeeprm.errors import InputError
 from hdeeprm.protocol.errors import PeerTimeoutError, ProtocolError
@@ -89,7 +90,7 @@ def parse_properties(data: bytes, where: str) -> dict[bytes, bytes]:
     return props
 
 
-def _address(endpoint: str) -> tuple[int, object]:
+def _address(endpoint: str) -> tuple[int, str | tuple[Any, ...]]:
     """``(address family, address)`` to connect to for ``tcp://`` and ``ipc://`` endpoints."""
     if endpoint.startswith("ipc://"):
         path = endpoint[len("ipc://") :]

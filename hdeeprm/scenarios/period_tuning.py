@@ -85,7 +85,11 @@ def simulate_waits(env: HeuristicSelectionEnv, workload: Workload) -> np.ndarray
         )
         engine = Engine(env.sim_platform, workload)
         run(engine, manager)
-        costs[i] = math.fsum(j.start_time - j.subtime for j in engine.finished_jobs)
+        # Every job is taken to have started: a rejected one (no start time) raises TypeError.
+        costs[i] = math.fsum(
+            j.start_time - j.subtime  # type: ignore[operator]
+            for j in engine.finished_jobs
+        )
     return costs
 
 

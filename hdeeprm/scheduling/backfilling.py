@@ -40,15 +40,20 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator
 from heapq import heapify, heappop, heapreplace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdeeprm.scheduling.candidates import CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.contiguous import ContiguousCores
 from hdeeprm.scheduling.corrections import correct
+from hdeeprm.scheduling.jobs import QueuedJob as JobRecord
+from hdeeprm.scheduling.jobs import StartJob
 from hdeeprm.scheduling.orderings import DYNAMIC, canonical, sort_key, static_key
 from hdeeprm.scheduling.predictors import Ave2, Clairvoyant, Predictor, RequestedTime
 from hdeeprm.scheduling.profile import RunningEnds, StepProfile
+
+if TYPE_CHECKING:
+    from hdeeprm.scheduling.contiguous import Span
 
 LOG = logging.getLogger("hdeeprm.scheduling")
 
@@ -81,7 +86,7 @@ class SchedJob:
     )
 
     def __init__(
-        self, record: Any, req: float, user: int | None = _UNREAD, actual: float = _UNREAD
+        self, record: JobRecord, req: float, user: int | None = _UNREAD, actual: float = _UNREAD
     ) -> None:
         self.record = record
         self.seq: int = record.seq
@@ -125,13 +130,13 @@ class SchedJob:
         return self.start + self.run_pred
 
 
-def job_facts(record: Any) -> tuple[int | None, float]:
+def job_facts(record: JobRecord) -> tuple[int | None, float]:
     """User id and real run time at the reference speed of an engine job, from its workload
     entry (job field ``user``, else profile field ``user``; ``delay``, or ``cpu`` flops /
     (``req_ops`` / ``req_time``)). Unknown values are ``None`` / NaN."""
     job = record.job
     spec = getattr(job, "spec", job)
-    profile = getattr(job, "profile", None)
+    profile: Any = getattr(job, "profile", None)  # the engine's job is not typed here
     if isinstance(profile, str) or profile is None:
         profile = getattr(spec, "profile", None)
     pextra = getattr(profile, "extra", None) or {}
@@ -227,7 +232,7 @@ class BackfillScheduler:
         self._capacity: Callable[[float], int] | None = None
         #: During a pass, ``start.counted`` (else ``start``): places a job the fit capacity
         #: just admitted (``None`` between passes: not kept, so the scheduler pickles).
-        self._counted: Callable[..., bool] | None = None
+        self._counted: Callable[[JobRecord], bool] | None = None
         #: Memory per task (``> 0``) of the jobs ``start`` refused so far (:meth:`_try`).
         self._refused_mems: set[float] = set()
         #: Jobs submitted since the last pass, in submission order.
@@ -292,7 +297,7 @@ class BackfillScheduler:
         self._contiguous = None
         self._events.clear()
 
-    def submitted(self, record: Any, now: float) -> None:
+    def submitted(self, record: JobRecord, now: float) -> None:
         """A job entered the queue."""
         if self._clairvoyant:  # its warning comes at submission: the facts are read now
             user, actual = job_facts(record)
@@ -322,7 +327,7 @@ class BackfillScheduler:
         if self.config.hosts == "contiguous":
             self._events.append((now, False, job.seq))
 
-    def completed(self, record: Any, now: float) -> None:
+    def completed(self, record: JobRecord, now: float) -> None:
         """A running job ended (its cores are already free)."""
         self._loosened = True
         alloc = getattr(record, "alloc", None)
@@ -399,7 +404,7 @@ class BackfillScheduler:
         self,
         job: SchedJob,
         now: float,
-        start: Callable[..., bool],
+        start: StartJob,
         done: set[int],
         cores: range | None = None,
     ) -> bool:
@@ -418,7 +423,7 @@ class BackfillScheduler:
         self._started(job, now, done)
         return True
 
-    def _try(self, job: SchedJob, now: float, start: Callable[..., bool], done: set[int]) -> bool:
+    def _try(self, job: SchedJob, now: float, start: StartJob, done: set[int]) -> bool:
         """Ask the resource manager to start ``job`` (not dominated by a refused request: the
         caller checked), and remember a refusal.
 
@@ -439,7 +444,7 @@ class BackfillScheduler:
                 self._refused.append((most + 1, mem))
                 self._proven.append((most + 1, mem))
                 return False
-            placed = self._counted(job.record)  # type: ignore[misc]
+            placed = (self._counted or start)(job.record)  # set during a pass
         else:
             placed = start(job.record)
         if not placed:
@@ -464,7 +469,7 @@ class BackfillScheduler:
         self.ends.add(job.seq, now + job.run_pred, job.res)
 
     @staticmethod
-    def _refused_from(res: int, mem: float, start: Callable[..., bool]) -> tuple[int, bool]:
+    def _refused_from(res: int, mem: float, start: StartJob) -> tuple[int, bool]:
         """The fewest tasks of ``mem`` MB each that are now refused, after a job of ``res`` such
         tasks was, and whether the fit capacity proves it: ``res`` (unproven), or one more than
         the tasks that fit when the workload manager says how many (``start.capacity``,
@@ -522,7 +527,7 @@ class BackfillScheduler:
         self._stairs = len(proven)
         return list(proven)
 
-    def schedule(self, now: float, free: Callable[[], int], start: Callable[[Any], bool]) -> None:
+    def schedule(self, now: float, free: Callable[[], int], start: StartJob) -> None:
         """Start the jobs the variant chooses at ``now`` (via ``start``)."""
         if self.config.hosts == "contiguous":
             self._fresh.clear()  # one pass per event there: no walk of the new jobs alone
@@ -564,9 +569,7 @@ class BackfillScheduler:
                 i = bisect_left(lst, (static_key(name)(job), seq))
                 del lst[i]
 
-    def _easy(
-        self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
-    ) -> None:
+    def _easy(self, now: float, free: Callable[[], int], start: StartJob, done: set[int]) -> None:
         head = None
         primary_started = False
         # FCFS without a threshold is the queue's own order; ``done`` only holds jobs the
@@ -658,7 +661,7 @@ class BackfillScheduler:
         self,
         now: float,
         free: Callable[[], int],
-        start: Callable[[Any], bool],
+        start: StartJob,
         done: set[int],
         shadow: float,
         extra: int,
@@ -680,7 +683,7 @@ class BackfillScheduler:
         self,
         job: SchedJob,
         now: float,
-        start: Callable[..., bool],
+        start: StartJob,
         done: set[int],
         shadow: float,
         extra: int,
@@ -696,9 +699,7 @@ class BackfillScheduler:
                 extra -= job.res
         return extra
 
-    def _schedule_per_event(
-        self, now: float, free: Callable[[], int], start: Callable[..., bool]
-    ) -> None:
+    def _schedule_per_event(self, now: float, free: Callable[[], int], start: StartJob) -> None:
         """``hosts: "contiguous"``: one EASY pass after each submission and completion, in
         the order the simulator reported them, as pybatsim decides (its ``easyBackfill``
         schedules on every event). Events of earlier instants (completions while nothing was
@@ -731,7 +732,7 @@ class BackfillScheduler:
             self._forget(started)
 
     def _easy_contiguous(
-        self, now: float, free: Callable[[], int], start: Callable[..., bool], done: set[int]
+        self, now: float, free: Callable[[], int], start: StartJob, done: set[int]
     ) -> None:
         """EASY on contiguous core ranges (pybatsim's ``easyBackfill``; :mod:`.contiguous`)."""
         contiguous = self._contiguous
@@ -762,9 +763,9 @@ class BackfillScheduler:
         self,
         job: SchedJob,
         now: float,
-        start: Callable[..., bool],
+        start: StartJob,
         done: set[int],
-        span: Any,
+        span: Span,
         contiguous: ContiguousCores,
     ) -> bool:
         lo, hi = span.carve(job.res)
@@ -778,7 +779,7 @@ class BackfillScheduler:
         self,
         now: float,
         free: Callable[[], int],
-        start: Callable[[Any], bool],
+        start: StartJob,
         done: set[int],
         shadow: float,
         extra: int,
@@ -872,7 +873,7 @@ class BackfillScheduler:
         self,
         now: float,
         free: Callable[[], int],
-        start: Callable[[Any], bool],
+        start: StartJob,
         done: set[int],
         shadow: float,
         extra: int,
@@ -891,7 +892,7 @@ class BackfillScheduler:
         return extra
 
     def _conservative(
-        self, now: float, free: Callable[[], int], start: Callable[[Any], bool], done: set[int]
+        self, now: float, free: Callable[[], int], start: StartJob, done: set[int]
     ) -> None:
         profile = StepProfile(now, free(), self.ends)
         first = True

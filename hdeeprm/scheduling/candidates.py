@@ -28,12 +28,19 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable
-from typing import Any
+from typing import Protocol
 
-from hdeeprm.scheduling.orderings import static_key
+from hdeeprm.scheduling.orderings import Orderable, static_key
 
 
-def _key(name: str, job: Any) -> float:
+class SchedJob(Orderable, Protocol):
+    """What the index reads of a backfilling scheduler's job."""
+
+    mem: float
+    run_pred: float
+
+
+def _key(name: str, job: SchedJob) -> float:
     """A job's sort key in a static ordering; ``FCFS`` is the submission number (the queue's
     insertion order), ties in the others are broken by it."""
     return job.seq if name == "FCFS" else static_key(name)(job)
@@ -86,7 +93,7 @@ class CandidateIndex:
     def __contains__(self, name: str) -> bool:
         return name in self.orderings
 
-    def add(self, job: Any) -> None:
+    def add(self, job: SchedJob) -> None:
         """File a queued job (``seq``, ``res``, ``mem``, ``run_pred`` and the keys' fields)."""
         slot = (job.res, job.mem)
         bucket = self.buckets.get(slot)
@@ -106,7 +113,7 @@ class CandidateIndex:
         else:
             counts[pred] = count + 1
 
-    def remove(self, job: Any) -> None:
+    def remove(self, job: SchedJob) -> None:
         """Forget a job filed by :meth:`add` (its keys and prediction unchanged since)."""
         slot = (job.res, job.mem)
         bucket = self.buckets[slot]

@@ -32,8 +32,14 @@ class PredictedJob(Protocol):
     subtime: float
     res: int
     req: float
-    user: int | None
-    actual: float
+
+    @property
+    def user(self) -> int | None:
+        """The job's user id (``None``: unknown)."""
+
+    @property
+    def actual(self) -> float:
+        """The real run time at the reference speed (NaN: unknown)."""
 
 
 class Predictor(Protocol):

@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
 
 import numpy as np
 
 from hdeeprm.scheduling.config import E_LOSS, LossSpec
+from hdeeprm.scheduling.predictors import PredictedJob
 
 DAY = 86400.0
 WEEK = 7 * DAY
@@ -157,14 +157,14 @@ class OnlineRegression:
         self._users: dict[int, _User] = {}
         self._features: dict[int, np.ndarray] = {}
 
-    def _user(self, job: Any) -> _User:
+    def _user(self, job: PredictedJob) -> _User:
         key = job.user if job.user is not None else -1
         user = self._users.get(key)
         if user is None:
             user = self._users[key] = _User()
         return user
 
-    def features(self, job: Any, now: float) -> np.ndarray:
+    def features(self, job: PredictedJob, now: float) -> np.ndarray:
         """Table 4.2's features of ``job`` at its submission ``now``."""
         u = self._user(job)
         last = list(u.last)[::-1]  # most recent first
@@ -214,7 +214,7 @@ class OnlineRegression:
         """``Phi(x) = (1, x, x^2, x_i x_l for i < l)``."""
         return np.concatenate(([1.0], x, x * x, x[_ROWS] * x[_COLS]))
 
-    def predict(self, job: Any, now: float) -> float:
+    def predict(self, job: PredictedJob, now: float) -> float:
         phi = self.basis(self.features(job, now))
         self._features[job.seq] = phi
         value = float(self.w @ phi)
@@ -225,10 +225,10 @@ class OnlineRegression:
             value = req
         return max(1.0, min(value, req))
 
-    def started(self, job: Any, now: float) -> None:
+    def started(self, job: PredictedJob, now: float) -> None:
         self._user(job).running[job.seq] = (now, job.res)
 
-    def observe(self, job: Any, run_time: float, now: float) -> None:
+    def observe(self, job: PredictedJob, run_time: float, now: float) -> None:
         u = self._user(job)
         u.running.pop(job.seq, None)
         u.last.append(run_time)

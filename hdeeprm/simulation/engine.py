@@ -91,6 +91,11 @@ from hdeeprm.simulation.traces import (
 )
 from hdeeprm.workload.model import JobSpec, Profile, Workload
 
+#: Per host, a value in one P-state: a list over all hosts, or a mapping over some of them.
+_PerHost = Sequence[float] | Mapping[int, float]
+#: Each host's (idle W, full W, speed) in one P-state.
+_StateTable = tuple[_PerHost, _PerHost, _PerHost]
+
 # --- job states (Batsim's names) ------------------------------------------------------------
 NOT_SUBMITTED = "NOT_SUBMITTED"
 SUBMITTED = "SUBMITTED"
@@ -554,6 +559,7 @@ class Engine:
         # calls less each), switches tested first (the commonest decision).
         for decision in decisions:
             kind = type(decision)
+            # kind is the decision's exact type, which the checker does not carry over to it
             if kind is SetResourceState:
                 self._set_state(decision)  # type: ignore[arg-type]
             elif kind is ExecuteJob:
@@ -657,16 +663,15 @@ class Engine:
 
     def _apply(self, decisions: Sequence[Decision]) -> None:
         for decision in decisions:
-            kind = type(decision)
-            if kind is ExecuteJob:
+            if type(decision) is ExecuteJob:
                 self._execute(decision)
-            elif kind is SetResourceState:
+            elif type(decision) is SetResourceState:
                 self._set_state(decision)
-            elif kind is CallMeLater:
+            elif type(decision) is CallMeLater:
                 self._call_me_later(decision)
-            elif kind is RejectJob:
+            elif type(decision) is RejectJob:
                 self._reject(decision)
-            elif kind is KillJobs:
+            elif type(decision) is KillJobs:
                 self._kill(decision)
             else:
                 raise SimulationError(f"unknown decision {decision!r}")
@@ -703,7 +708,7 @@ class Engine:
             prio = entry[1]
             if prio == _CALL:
                 break
-            job = submitted[entry[3]]  # type: ignore[index]
+            job = submitted[entry[3]]  # type: ignore[index]  # a job's entry: its int index
             if job.state is RUNNING and (prio != _COMPLETE or job._version == entry[4]):
                 break
             heapq.heappop(heap)
@@ -747,11 +752,11 @@ class Engine:
         while heap and heap[0][0] <= when:
             _, prio, _, payload, version = pop(heap)
             if prio == _COMPLETE:
-                job = submitted[payload]  # type: ignore[index]
+                job = submitted[payload]  # type: ignore[index]  # a job's entry: its int index
                 if job.state is RUNNING and job._version == version:
                     completed.append(self._end(job, COMPLETED_SUCCESSFULLY))
             elif prio == _WALLTIME:
-                job = submitted[payload]  # type: ignore[index]
+                job = submitted[payload]  # type: ignore[index]  # a job's entry: its int index
                 if job.state is RUNNING:
                     completed.append(self._end(job, COMPLETED_WALLTIME_REACHED))
             else:
@@ -807,6 +812,7 @@ class Engine:
                 "not started yet can be executed"
             )
         alloc = decision.alloc
+        hosts: tuple[int, ...]
         if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
             hosts = alloc
         else:
@@ -984,7 +990,7 @@ class Engine:
         busy_closed = 0.0
         # Every host of the job has been computing since the job started (its state_since
         # is the start time itself): the span each closes is this one.
-        busy = now - job.start_time  # type: ignore[operator]
+        busy = now - job.start_time  # type: ignore[operator]  # a running job has started
         if job.gpus:
             for gpu in job.gpus:
                 del self._gpu_job[gpu]
@@ -1121,7 +1127,7 @@ class Engine:
                 ) from None
         # Fast path: a state every host has (its tables are cached) and ids in range need no
         # per-host check.
-        tables = self._state_tables.get(state)
+        tables: _StateTable | None = self._state_tables.get(state)
         if tables is None or hosts[0] < 0 or hosts[-1] >= self._n:
             tables = self._checked_tables(state, hosts)
         idle_s, full_s, speed_s = tables
@@ -1221,9 +1227,7 @@ class Engine:
                 Event(now, RESOURCE_STATE_CHANGED, {"resources": hosts, "state": state})
             )
 
-    def _checked_tables(
-        self, state: int, hosts: tuple[int, ...]
-    ) -> tuple[Sequence[float] | Mapping[int, float], ...]:
+    def _checked_tables(self, state: int, hosts: tuple[int, ...]) -> _StateTable:
         """Check that every host of a ``SET_RESOURCE_STATE`` exists and has P-state ``state``;
         return its (idle W, full W, speed) tables (see :meth:`_state_table`)."""
         n = self._n
@@ -1241,9 +1245,7 @@ class Engine:
                 )
         return self._state_table(state, hosts)
 
-    def _state_table(
-        self, state: int, hosts: tuple[int, ...]
-    ) -> tuple[Mapping[int, float], Mapping[int, float], Mapping[int, float]]:
+    def _state_table(self, state: int, hosts: tuple[int, ...]) -> _StateTable:
         """Each host's (idle W, full W, speed) in ``state``: cached lists when every host has
         the state, else mappings over ``hosts`` only (already checked to have it)."""
         if 0 <= state < self._min_pstates:

@@ -57,7 +57,7 @@ class _Rows:
 
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):
-            return self._same(other)  # type: ignore[arg-type]
+            return self._same(other)
         if isinstance(other, list):
             return list(self) == other
         return NotImplemented
@@ -81,7 +81,7 @@ class EnergyTrace(_Rows):
     width = 4
 
     def _row(self, at: int) -> tuple[float, float, str, float]:
-        return tuple(self.values[at : at + 4])  # type: ignore[return-value]
+        return tuple(self.values[at : at + 4])
 
     def __iter__(self) -> Iterator[tuple[float, float, str, float]]:
         v = self.values
@@ -95,7 +95,7 @@ class MachineStateTrace(_Rows):
     width = 3
 
     def _row(self, at: int) -> tuple[float, int, int]:
-        return tuple(self.values[at : at + 3])  # type: ignore[return-value]
+        return tuple(self.values[at : at + 3])
 
     def __iter__(self) -> Iterator[tuple[float, int, int]]:
         v = self.values

@@ -23,10 +23,13 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdeeprm._atomic import atomic_open, write_json, write_text
 from hdeeprm.sweep.spec import RunSpec
+
+if TYPE_CHECKING:
+    from hdeeprm.inputs import ExperimentInputs
 
 RESULT_FILE = "result.json"
 ERROR_FILE = "error.txt"
@@ -35,7 +38,7 @@ OPTIONS_FILE = "options.json"
 RESULT_VERSION = 1
 
 # Inputs loaded by this worker process, reused by its next runs on the same folder.
-_CACHE: dict[str, tuple[Any, Any, Any]] = {}
+_CACHE: dict[str, tuple[int | None, ExperimentInputs]] = {}
 
 
 def _describe(exc: BaseException) -> str:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -318,7 +318,7 @@ class PolicyEnsemble:
 
 
 def _hidden(model: ActorCritic) -> int:
-    return int(model.actor[0].out_features)
+    return int(cast(torch.nn.Linear, model.actor[0]).out_features)  # the actor's first layer
 
 
 def _copy_model(

@@ -419,10 +419,10 @@ def run_learning(
                 # model, the optimiser and the log always agree on the last finished episode.
                 with deferred_interrupts():
                     loss = agent.loss()
-                    if training and loss.requires_grad:
-                        optimizer.zero_grad()  # type: ignore[union-attr]
+                    if optimizer is not None and loss.requires_grad:  # None unless training
+                        optimizer.zero_grad()
                         loss.backward()
-                        optimizer.step()  # type: ignore[union-attr]
+                        optimizer.step()
                     probs = agent.action_probabilities()
                     entry = EpisodeLog(
                         index,

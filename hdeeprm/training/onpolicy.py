@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -49,6 +49,9 @@ from torch import nn
 
 from hdeeprm._atomic import atomic_open, write_text
 from hdeeprm.errors import InputError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self needs Python 3.11
 
 VECTOR_KINDS = ("sync", "async", "shared", "ray")
 #: The trainer's own CPU per decision (policy step, bookkeeping, updates) in environment
@@ -692,6 +695,7 @@ class OnPolicyTrainer:
                 next_done, episodes = self._collect(rollout, next_done)
                 self.global_step += cfg.batch_size
                 t_roll = time.perf_counter()
+                assert self._next_obs is not None  # set by reset_envs, kept by _collect
                 next_value = self._values(self._next_obs)
                 adv = gae(
                     rollout.rewards,

@@ -37,7 +37,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -250,17 +250,25 @@ def select_jobs(
 
 
 def _number(name: str, value: object) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float))
-    if not ok or not math.isfinite(value) or value <= 0:  # type: ignore[arg-type]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _bandwidth(name: str, value: object) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float))
-    if not ok or not math.isfinite(value) or value < 0:  # type: ignore[arg-type]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise InputError(f"{name} must be a finite number >= 0 (GB/s), got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def convert_records(
@@ -412,7 +420,7 @@ def _convert(
         if bw > max_mem_bw:
             max_mem_bw = bw
     jobs.sort(key=lambda j: j.subtime)
-    workload_extra = {
+    workload_extra: dict[str, Any] = {
         "description": f"converted by hdeeprm from {os.path.basename(source)}",
         "conversion": {
             "source": os.path.basename(source),
@@ -427,7 +435,7 @@ def _convert(
         },
     }
     if gpus_per_task:
-        workload_extra["conversion"]["gpus_per_task"] = gpus_per_task  # type: ignore[index]
+        workload_extra["conversion"]["gpus_per_task"] = gpus_per_task
     workload = Workload(max_cores, jobs, profiles, name, workload_extra)
     limits = JobLimits(max_time, max_core, max_mem, max_mem_bw)
     return ConversionResult(workload, limits, summary, list(header or []))

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ class LublinParams:
             aarr=10.2303, barr=0.4871, anum=8.1737, bnum=3.9631, arar=1.0225, kind="all",
         )  # fmt: skip
 
-    def with_changes(self, **changes: float) -> LublinParams:
+    def with_changes(self, **changes: Any) -> LublinParams:
         """A copy with some parameters replaced (e.g. a busier arrival rate via ``aarr``)."""
         return replace(self, **changes)
 

@@ -17,7 +17,7 @@ import io
 import math
 import os
 from collections.abc import Iterable, Iterator
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from hdeeprm._atomic import atomic_open
 from hdeeprm.errors import InputError
@@ -65,7 +65,9 @@ def _open_text(path: str) -> IO[str]:
         raise InputError("expected an SWF file, got a directory", path) from None
     magic = raw.read(2)
     raw.seek(0)
-    stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    stream: gzip.GzipFile | io.BufferedReader = (
+        gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    )
     # latin-1 never fails to decode: header comments in old logs are not always UTF-8.
     return io.TextIOWrapper(stream, encoding="latin-1", newline=None)
 
@@ -73,7 +75,7 @@ def _open_text(path: str) -> IO[str]:
 def _slow_parse(parts: list[str], path: str, lineno: int) -> SwfJob:
     """Field-by-field parse that accepts integral floats in int fields (``"4.0"``) and names
     the first bad field; only reached when the fast path fails."""
-    values: list[int | float] = []
+    values: list[Any] = []  # ints in the int fields, floats elsewhere
     for index, token in enumerate(parts):
         name = SWF_FIELDS[index]
         try:

@@ -77,7 +77,7 @@ def run_classic_batsim(
     """Run the prepared experiment's CLASSIC agent on a Batsim process; collect its outputs.
 
     Args:
-        inputs: from :func:`~hdeeprm.experiment.prepare_inputs`.
+        inputs: from :func:`~hdeeprm.inputs.prepare_inputs`.
         output_dir: the run folder (default: the inputs' run folder).
         seed: seeds the ``random`` policies (default: the options' seed).
         progress: show a progress bar over completed jobs.

@@ -51,7 +51,24 @@ processor = st.tuples(
 node = st.tuples(
     st.sampled_from([1.0, 4.0, 10.0, 16.0]), st.lists(processor, min_size=1, max_size=3)
 )
-platforms = st.lists(node, min_size=1, max_size=4)
+quad_node = st.tuples(
+    st.sampled_from([1.0, 4.0, 10.0, 16.0]),
+    st.lists(
+        st.tuples(
+            st.sampled_from([2.0, 2.2]),
+            st.sampled_from([1.0, 2.0]),
+            st.sampled_from([0.6, 1.0, 2.5, 12.0]),
+            st.sampled_from([80.0, 90.0, 100.0]),
+            st.just(4),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+#: Mixed shapes, and platforms of 4-core processors only (the settles' unrolled sums).
+platforms = st.one_of(
+    st.lists(node, min_size=1, max_size=4), st.lists(quad_node, min_size=1, max_size=4)
+)
 
 operation = st.one_of(
     st.tuples(

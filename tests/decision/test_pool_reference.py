@@ -31,7 +31,7 @@ from hdeeprm.simulation.engine import SimJob
 from hdeeprm.workload.model import JobSpec, Profile
 
 PROPERTY = settings(
-    max_examples=400,
+    max_examples=800,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -135,6 +135,12 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
     """
     if type(job) is SimJob:
         return _sim_job_record(job, seq)
+    return _plain_job_record(job, seq, profiles)
+
+
+def _plain_job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) -> JobRecord:
+    """:func:`job_record` of any job, read through ``getattr`` (the statement of what
+    :func:`_sim_job_record` reads directly)."""
     spec = getattr(job, "spec", job)
     job_id = str(getattr(job, "id", None) or spec.id)
     subtime = getattr(job, "subtime", None)
@@ -171,7 +177,9 @@ def job_record(job: Any, seq: int, profiles: Mapping[str, Any] | None = None) ->
 
 def _sim_job_record(job: SimJob, seq: int) -> JobRecord:
     """:func:`job_record` of the engine's own job (what every in-process submission is): the
-    same fields, read directly (its profile is an object, never a name)."""
+    same record as :func:`_plain_job_record`, fields read directly (its profile is an object,
+    never a name) and numbers already non-negative floats taken without conversion (one
+    call per submitted job on a whole trace)."""
     spec = job.spec
     job_id = job.id
     extra = job.profile.extra or {}

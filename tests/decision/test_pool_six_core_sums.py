@@ -1,5 +1,5 @@
-"""A 6-core processor's bandwidth demand (Gaia's usual processor), summed with the loop
-unrolled, is still the sum in core order, bit for bit (floats compared by ``hex``)."""
+"""A 6-core processor's bandwidth demand (Gaia's usual processor), as the settles sum it, is
+the sum in core order, bit for bit (floats compared by ``hex``)."""
 
 from __future__ import annotations
 

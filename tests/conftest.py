@@ -30,6 +30,7 @@ SLOW_TESTS = frozenset(
         "sweep/test_sweep.py::test_same_table_and_folders_on_serial_and_processes",
         "test_docs.py::test_page_runs[docs/gallery.md]",
         "test_docs.py::test_page_runs[docs/learning.md]",
+        "test_docs.py::test_page_runs[docs/rl_libraries.md]",
         "test_docs.py::test_page_runs[docs/sweep.md]",
         "test_property_gpus.py::test_malformed_gpu_platforms_name_file_and_key",
         "thesis/test_seed003_realistic.py::test_gaia_script_short_run",

@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.10+ with pip):
 #   make demo   install hdeeprm and run the quick-start experiment on the embedded simulator
-#   make test   install hdeeprm with its test tools and run the whole test suite
+#   make test   install hdeeprm with its test tools and run the fast tests (the default set)
+#   make test-full   the same, then every test, the ones marked slow too (what CI runs)
 # They install into the Python that runs them (use a virtual environment if you prefer one).
 
 PYTHON ?= python3
@@ -15,7 +16,7 @@ PIP = $(PYTHON) -m pip install --disable-pip-version-check --progress-bar on
 # Where `make batsim` builds Batsim 4.2.1 + pybatsim (outside the clone; reused when present).
 BATSIM_PREFIX ?= $(HOME)/.cache/hdeeprm-batsim
 
-.PHONY: install install-test demo test lint bench batsim traces
+.PHONY: install install-test demo test test-full lint bench batsim traces
 
 install:
 	@echo "==> 1/2 installing $(TORCH) (CPU build where one is cached)"
@@ -32,8 +33,12 @@ install-test:
 demo: install
 	hdeeprm-launch data/quickstart/options.json --output-dir runs/quickstart
 
+# pytest deselects the tests marked slow by default (pyproject.toml); -m "" selects them all.
 test: install-test
 	$(PYTHON) -m pytest -q
+
+test-full: install-test
+	$(PYTHON) -m pytest -q -m ""
 
 lint:
 	$(PYTHON) -m ruff check hdeeprm tests benchmarks studies agent_examples thesis_experiments
@@ -50,7 +55,8 @@ bench: install
 traces: install
 	hdeeprm-traces fetch --all
 
-# Real Batsim 4.2.1 (needs ../shared/batsim and root for apt-get; 3-4 min, idempotent). The
-# tests marked `batsim` and `hdeeprm-launch --simulator batsim` then find it there.
+# Real Batsim 4.2.1 (tools/batsim/README.md: Debian packages through apt-get as root, sources
+# downloaded or taken from BATSIM_SOURCES; 3-4 min, idempotent). The tests marked `batsim` and
+# `hdeeprm-launch --simulator batsim` then find it there.
 batsim:
-	../shared/batsim/build.sh "$(BATSIM_PREFIX)"
+	tools/batsim/build.sh "$(BATSIM_PREFIX)"

@@ -7,7 +7,16 @@ Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` (policy pai
 
     import gymnasium, hdeeprm.environment
     env = gymnasium.make("hdeeprm/HeterogeneousCluster-v0", options="options.json")
+
+Gymnasium 1.x has no plugin discovery: a process knows the ids once it has imported this
+package. Vector-env workers started by a forkserver (Stable-Baselines3's ``SubprocVecEnv``
+default) are forked from a server that imports the packages in its preload list, so importing
+this package adds itself there; a worker started otherwise (``spawn``) resolves the ids when
+they name the module, ``"hdeeprm.environment:hdeeprm/HeterogeneousCluster-v0"``.
 """
+
+import multiprocessing
+from multiprocessing import forkserver
 
 import gymnasium
 
@@ -44,15 +53,35 @@ ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
 JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
 HEURISTIC_SELECTION_ID = "hdeeprm/HeuristicSelection-v0"
 
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point=GymEntryPoint(HeterogeneousClusterEnv))
-if JOB_SELECTION_ID not in gymnasium.registry:
-    gymnasium.register(id=JOB_SELECTION_ID, entry_point=GymEntryPoint(JobSelectionEnv))
-if HEURISTIC_SELECTION_ID not in gymnasium.registry:
-    gymnasium.register(
-        id=HEURISTIC_SELECTION_ID,
-        entry_point=GymEntryPoint(HeuristicSelectionEnv),
-    )
+#: Each id's environment class; ``gymnasium.make`` builds it through ``from_options`` (or from
+#: prepared ``inputs=``), see :class:`GymEntryPoint`.
+_CLASSES = {
+    ENV_ID: HeterogeneousClusterEnv,
+    JOB_SELECTION_ID: JobSelectionEnv,
+    HEURISTIC_SELECTION_ID: HeuristicSelectionEnv,
+}
+
+
+def register_envs() -> None:
+    """Register the three ids with Gymnasium (once; importing this package calls it)."""
+    for env_id, cls in _CLASSES.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=GymEntryPoint(cls))
+
+
+def _preload_in_forkserver() -> None:
+    """Add this package to the forkserver's preload list, so that every worker forked from
+    it knows the ids (the server starts on its first use: a running one is left as it is)."""
+    # The list has a setter but no getter: read it to extend, not replace, the user's.
+    server = getattr(forkserver, "_forkserver", None)
+    modules = list(getattr(server, "_preload_modules", ["__main__"]))
+    if __name__ not in modules:
+        multiprocessing.set_forkserver_preload([*modules, __name__])
+
+
+register_envs()
+if "forkserver" in multiprocessing.get_all_start_methods():
+    _preload_in_forkserver()
 
 __all__ = [
     "BASELINES",
@@ -79,5 +108,6 @@ __all__ = [
     "observation_size",
     "queue_statistics",
     "rate_value",
+    "register_envs",
     "variation_ratio",
 ]

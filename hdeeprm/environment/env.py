@@ -69,7 +69,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
     running counters (see :meth:`info`).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: ``ansi``: one line of counters; ``rgb_array``: the cores as an image (one row of
+    #: squares per node, busy cores orange). Gymnasium's ``make`` builds ``human``,
+    #: ``ansi_list`` and ``rgb_array_list`` on them.
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -101,7 +104,10 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
         self.eval_window: int | None = None
         self.trace = trace
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r} "
+                "(gymnasium.make also accepts 'human', 'ansi_list' and 'rgb_array_list')"
+            )
         self.render_mode = render_mode
         # A manager exists from the start so the spaces can be sized; reset() replaces it.
         self.manager = self._new_manager(self.options.seed)
@@ -286,7 +292,9 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
                 meter.refresh()
         return False
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "rgb_array":
+            return self._cores_image()
         if self.render_mode != "ansi":
             return None
         info = self.info()
@@ -294,6 +302,17 @@ class HeterogeneousClusterEnv(gym.Env[np.ndarray, np.int64]):
             f"t={info['time']:.3f} queue={info['queue_size']} running={info['running_jobs']} "
             f"busy={info['busy_cores']} energy={info['energy']:.1f}J"
         )
+
+    def _cores_image(self, scale: int = 4) -> np.ndarray:
+        """``(nodes * scale, widest node * scale, 3)`` uint8: each core a square, busy
+        orange, idle grey, black where a node has fewer cores than the widest one."""
+        pool = self.manager.pool
+        width = max(len(cores) for cores in pool.node_cores)
+        state = np.zeros((len(pool.node_cores), width), dtype=np.intp)  # 0: no core
+        for node, cores in enumerate(pool.node_cores):
+            state[node, : len(cores)] = [2 if pool.core_job[c] is not None else 1 for c in cores]
+        colours = np.array([[0, 0, 0], [190, 190, 190], [235, 125, 30]], dtype=np.uint8)
+        return colours[state].repeat(scale, axis=0).repeat(scale, axis=1)
 
     # --- thesis verbs (hdeeprm.agents.Agent.observe / rewarded) -------------------------
     def observation(self) -> np.ndarray:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from tqdm import tqdm
+
 from hdeeprm.sweep.backends import Backend
 from hdeeprm.sweep.spec import RunSpec, Sweep
 from hdeeprm.sweep.tasks import prepare_task, read_result, run_task
@@ -54,29 +56,42 @@ def _clock(seconds: float) -> str:
 
 
 class ProgressPrinter:
-    """One status line on a terminal (rewritten in place), else one line per change."""
+    """A tqdm bar of finished runs with the running, failed and queued counts, on a terminal;
+    nothing when the stream is not one (a log file or a pipe would only collect redraws)."""
 
     def __init__(self, stream: TextIO | None = None, interval: float = 1.0) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty()
         self.interval = interval
-        self._last = ""
-        self._last_time = 0.0
+        self._bar: tqdm | None = None
+        self._drawn = 0.0
 
     def __call__(self, progress: Progress, final: bool = False) -> None:
-        line = progress.line()
+        if self._bar is None:
+            self._bar = tqdm(
+                total=progress.total,
+                initial=progress.finished,
+                desc="runs",
+                unit="run",
+                file=self.stream,
+                mininterval=self.interval,
+                dynamic_ncols=True,
+                disable=not self.stream.isatty(),
+            )
+        bar = self._bar
+        queued = progress.total - progress.finished - progress.running
+        reused = f", {progress.reused} from a previous sweep" if progress.reused else ""
+        bar.set_postfix_str(
+            f"{progress.running} running, {progress.failed} failed, {queued} queued{reused}",
+            refresh=False,
+        )
+        # Counts set, not added: the rate and time left are then the sweep's mean so far.
+        bar.n = progress.finished
         now = time.monotonic()
-        if self.tty:
-            if final or now - self._last_time >= self.interval:
-                self.stream.write("\r" + line.ljust(len(self._last)) + ("\n" if final else ""))
-                self.stream.flush()
-                self._last, self._last_time = line, now
-            return
-        key = line.split("; elapsed")[0]
-        if key != self._last:
-            self.stream.write(line + "\n")
-            self.stream.flush()
-            self._last = key
+        if final:
+            bar.close()  # draws the last state
+        elif now - self._drawn >= self.interval:
+            bar.refresh()
+            self._drawn = now
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ Batsim's ``out_jobs.csv`` with hdeeprm's.
 
 Batsim is looked up as ``hdeeprm-launch`` does (:func:`hdeeprm.protocol.client.default_batsim`):
 ``$HDEEPRM_BATSIM`` (the executable or its install prefix), ``batsim`` on ``PATH``, then
-``~/.cache/hdeeprm-batsim/bin/batsim`` where ``../shared/batsim/build.sh`` (``make batsim``)
+``~/.cache/hdeeprm-batsim/bin/batsim`` where ``tools/batsim/build.sh`` (``make batsim``)
 installs it. pybatsim is ``$HDEEPRM_PYBATSIM`` or the ``pybatsim`` launcher next to Batsim.
 Without them the tests skip, saying what to set or build.
 """
@@ -23,7 +23,7 @@ from hdeeprm.simulation.outputs import JOBS_COLUMNS
 
 PYBATSIM_ENV = "HDEEPRM_PYBATSIM"
 HOW = (
-    f"build it with `make batsim` (../shared/batsim/build.sh into ~/.cache/hdeeprm-batsim) or "
+    f"build it with `make batsim` (tools/batsim/build.sh into ~/.cache/hdeeprm-batsim) or "
     f"set {BATSIM_ENV} to a Batsim 4.x executable or prefix"
 )
 

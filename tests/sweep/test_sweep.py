@@ -247,9 +247,11 @@ def test_failed_runs_are_reported_and_retried(tmp_path: Path) -> None:
     assert list(table["jobs_ran"][:2]) == [3, 3]
     # Fix the trace: only the failed runs run again.
     (tmp_path / "broken.swf").write_text(TRACE)
+    finished = sorted((tmp_path / "sweep" / "runs").glob(f"*/{RESULT_FILE}"))
+    stamps = [os.stat(f).st_mtime_ns for f in finished]
     result = CliRunner().invoke(main, [str(path), "-j", "1", "--no-plots"])
     assert result.exit_code == 0, result.output
-    assert "2 from a previous sweep" in result.output
+    assert len(finished) == 2 and [os.stat(f).st_mtime_ns for f in finished] == stamps
     table = pd.read_csv(tmp_path / "sweep" / "results.csv")
     assert list(table["status"]) == ["done"] * 4
     assert table["error"].isna().all()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from itertools import accumulate
 from typing import Any
 
 from hdeeprm.errors import InputError
@@ -21,17 +20,42 @@ from hdeeprm.errors import InputError
 #: interpreter's default recursion limit (1,000), which the parser shares.
 MAX_JSON_DEPTH = 500
 
-#: A JSON string with its quotes (escapes included), removed before counting brackets.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+#: A backslash escape (the backslash and the character after it), removed first so that the
+#: quotes left are exactly those that open and close strings.
+_ESCAPE = re.compile(r"\\.", re.DOTALL)
+#: Bytes scanned at once (bounds the scan's temporary arrays to a few times this).
+_CHUNK = 1 << 22
 
 
 def json_depth(text: str) -> int:
     """The deepest nesting of arrays and objects in JSON ``text`` (brackets inside strings do
-    not count), without recursion; for any text, well-formed or not."""
-    brackets = _BRACKET.findall(_JSON_STRING.sub("", text))
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    not count), without recursion; for any text, well-formed or not.
+
+    Vectorised over the bytes: on a 32 MB workload this costs about a third of the parsing
+    (a regular expression over every string would cost as much as the parsing itself).
+    """
+    import numpy as np
+
+    if "\\" in text:
+        text = _ESCAPE.sub("", text)
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    steps = np.zeros(256, dtype=np.int8)
+    steps[[ord("["), ord("{")]] = 1
+    steps[[ord("]"), ord("}")]] = -1
+    deepest = level = quotes = 0
+    for start in range(0, len(data), _CHUNK):
+        chunk = data[start : start + _CHUNK]
+        is_quote = chunk == ord('"')
+        # Inside a string after an odd number of quotes; the uint8 sum keeps the parity.
+        inside = (np.cumsum(is_quote, dtype=np.uint8) + quotes) & 1
+        step = steps[chunk]
+        brackets = step[(step != 0) & (inside == 0)]
+        if len(brackets):
+            depths = np.cumsum(brackets, dtype=np.int64) + level
+            deepest = max(deepest, int(depths.max()))
+            level = int(depths[-1])
+        quotes = (quotes + int(np.count_nonzero(is_quote))) & 1
+    return deepest
 
 
 def too_deep(text: str) -> str | None:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hdeeprm._jsonfile as jsonfile
 import hdeeprm.platform.loader as loader
 import hdeeprm.simulation.platform_xml as platform_xml
 from hdeeprm._jsonfile import MAX_JSON_DEPTH, json_depth, parse_json
@@ -57,7 +58,7 @@ def depth_of(value: Any) -> int:
     return 0
 
 
-bracket_text = st.text(alphabet='[]{}"\\ab', max_size=6)
+bracket_text = st.text(alphabet='[]{}"\\aé€', max_size=6)
 json_trees = st.recursive(
     st.one_of(st.none(), st.integers(), bracket_text),
     lambda inner: st.one_of(
@@ -68,9 +69,12 @@ json_trees = st.recursive(
 
 
 @BOUNDS
-@given(json_trees)
-def test_depth_ignores_brackets_in_strings(value: Any) -> None:
-    assert json_depth(json.dumps(value)) == depth_of(value)
+@given(json_trees, st.integers(min_value=1, max_value=64), st.booleans())
+def test_depth_ignores_brackets_in_strings(value: Any, chunk: int, ascii_only: bool) -> None:
+    # Small chunks put string boundaries and escapes across the scan's chunk edges.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonfile, "_CHUNK", chunk)
+        assert json_depth(json.dumps(value, ensure_ascii=ascii_only)) == depth_of(value)
 
 
 #: Every user JSON input: how to read a file of it.

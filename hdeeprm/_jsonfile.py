@@ -15,8 +15,8 @@ from typing import Any
 
 from hdeeprm.errors import InputError
 
-#: Deepest nesting of arrays and objects accepted in any JSON input. Real files nest a few
-#: levels (a platform 5, a workload 4); this leaves room for Python's own call stack below the
+#: Deepest nesting of arrays and objects accepted in any JSON input. The shipped files nest at
+#: most 7 levels (options with an agent block); this leaves room for Python's own call stack below the
 #: interpreter's default recursion limit (1,000), which the parser shares.
 MAX_JSON_DEPTH = 500
 

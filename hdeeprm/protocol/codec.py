@@ -212,28 +212,25 @@ def loads(raw: bytes | str, where: str = "message") -> dict[str, Any]:
     """Parse one protocol message and check its envelope (``now``, ``events``); a message
     nested deeper than :data:`~hdeeprm._jsonfile.MAX_JSON_DEPTH` levels is refused."""
     try:
-        if isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00":
-            # What json.loads does for a message that starts with "{" and no NUL (its encoding
-            # sniffing then says UTF-8), without the sniffing.
+        # What json.loads does for a message that starts with "{" and no NUL (its encoding
+        # sniffing then says UTF-8), without the sniffing.
+        fast = isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00"
+        if isinstance(raw, str):
+            text = raw
+        elif fast:
             text = raw.decode("utf-8", "surrogatepass")
-            parse = _DECODE
         else:
-            text = (
-                raw
-                if isinstance(raw, str)
-                else raw.decode(json.detect_encoding(raw), "surrogatepass")
-            )
-            parse = json.loads
+            text = raw.decode(json.detect_encoding(raw), "surrogatepass")
         deep = too_deep(text)
         if deep is not None:
             raise ProtocolError(deep, where)
-        doc = parse(text)
+        doc = _DECODE(text) if fast else json.loads(text)
     except RecursionError:
         raise ProtocolError("JSON nested too deeply to parse", where) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        text = raw if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
+        shown = raw if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
         raise ProtocolError(
-            f"not a JSON message ({exc}); received {text[:120]!r}. Expected Batsim 4.x's JSON "
+            f"not a JSON message ({exc}); received {shown[:120]!r}. Expected Batsim 4.x's JSON "
             'protocol {"now": t, "events": [...]} (Batsim 5 speaks a binary protocol, which '
             "hdeeprm does not support)",
             where,

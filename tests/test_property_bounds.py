@@ -192,6 +192,13 @@ def test_a_billion_nodes_is_refused_at_once(tmp_path: Path) -> None:
         load_platform(path)
 
 
+def test_gpus_count_towards_the_budget() -> None:
+    raw = json.loads((REPO / "platform_examples" / "cush_sierra.json").read_text())
+    raw["types"]["node"]["Sierra node (CuSH)"]["gpus"][0]["number"] = 10**6
+    with pytest.raises(InputError, match=r"nodes\[0\]\.number: .* 128,000,000 GPUs, more than"):
+        platform_from_json(raw, "sierra.json")
+
+
 XML = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1"><zone id="z" routing="Full">

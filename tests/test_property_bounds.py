@@ -274,3 +274,13 @@ def test_sweep_refuses_a_deep_sweep_file(tmp_path: Path) -> None:
     deep = tmp_path / "sweep.json"
     deep.write_text(nested(100_000, "mixed"))
     assert f"{deep}: JSON nested 100,000" in run_script(main, [str(deep), "--list"])
+
+
+def test_clean_keeps_a_deep_record_of_generated_files(tmp_path: Path) -> None:
+    # A record hdeeprm cannot read is kept, not followed: the run folder is left as it is.
+    from hdeeprm.cli.clean import main
+
+    (tmp_path / ".hdeeprm_inputs.json").write_text(nested(100_000, "array"))
+    result = CliRunner().invoke(main, [str(tmp_path), "-n"])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    assert "keeping .hdeeprm_inputs.json (not a record hdeeprm can read)" in result.output

@@ -16,8 +16,8 @@ from typing import Any
 from hdeeprm.errors import InputError
 
 #: Deepest nesting of arrays and objects accepted in any JSON input. The shipped files nest at
-#: most 7 levels (options with an agent block); this leaves room for Python's own call stack below the
-#: interpreter's default recursion limit (1,000), which the parser shares.
+#: most 7 levels (options with an agent block); this leaves room for Python's own call stack
+#: below the interpreter's default recursion limit (1,000), which the parser shares.
 MAX_JSON_DEPTH = 500
 
 #: A backslash escape (the backslash and the character after it), removed first so that the

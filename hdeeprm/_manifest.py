@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._atomic import write_json, write_text
+from hdeeprm._jsonfile import too_deep
 from hdeeprm.errors import InputError
 
 MANIFEST_FILE = ".hdeeprm_inputs.json"
@@ -97,6 +98,9 @@ class Manifest:
             return cls(root)
         except (OSError, UnicodeDecodeError) as exc:
             raise _corrupt(path, str(exc)) from None
+        deep = too_deep(text)
+        if deep is not None:
+            raise _corrupt(path, deep)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

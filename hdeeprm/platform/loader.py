@@ -33,6 +33,13 @@ from hdeeprm.platform._validate import (
 from hdeeprm.platform.hierarchy import Cluster, Core, Gpu, Node, Platform, Processor
 from hdeeprm.platform.library import NodeType, TypeLibrary
 
+#: Most cores (Batsim hosts: one per core), nodes and GPUs a platform may describe. The
+#: hierarchy alone takes about 220 B and 12 us per core to build (a 16,000-core Gaia copy), and
+#: every run keeps more per host (``platform.xml``, the simulator's hosts), so ten million
+#: cores already need minutes and gigabytes; a platform beyond that is refused from its node
+#: counts before anything is built.
+MAX_PLATFORM_CORES = 10_000_000
+
 #: Prefix of core host names in ``platform.xml``; the id follows, zero-padded.
 CORE_PREFIX = "cor_"
 
@@ -85,7 +92,7 @@ def _platform_from_json(raw: Any, path: PathLike, library: TypeLibrary | None) -
     # Pass 1: validate everything and count cores (the host-name width needs the total).
     cluster_specs: list[tuple[str, list[tuple[NodeType, int]], list[dict[str, str]]]] = []
     seen_ids: dict[str, int] = {}
-    total_cores = 0
+    total_cores = total_nodes = total_gpus = 0
     for c_index, c_raw in enumerate(expect_list(raw["clusters"], path, "clusters")):
         c_where = child("clusters", c_index)
         expect_object(c_raw, path, c_where, ("id", "nodes", "local_links"))
@@ -109,6 +116,10 @@ def _platform_from_json(raw: Any, path: PathLike, library: TypeLibrary | None) -
                 lib.processors[p_name].cores * p_number for p_name, p_number in node_type.processors
             )
             total_cores += number * cores_per_node
+            total_nodes += number
+            total_gpus += number * sum(g_number for _, g_number in node_type.gpus)
+            if max(total_cores, total_nodes, total_gpus) > MAX_PLATFORM_CORES:
+                _too_large(total_nodes, total_cores, total_gpus, path, child(n_where, "number"))
         links = _links(c_raw["local_links"], path, child(c_where, "local_links"), lib)
         cluster_specs.append((c_id, node_specs, links))
     global_links = _links(raw["global_links"], path, "global_links", lib)
@@ -161,6 +172,18 @@ def _platform_from_json(raw: Any, path: PathLike, library: TypeLibrary | None) -
                         )
                         gpu_id += 1
     return Platform.from_clusters(clusters, global_links)
+
+
+def _too_large(nodes: int, cores: int, gpus: int, path: PathLike, where: str) -> None:
+    """Refuse a platform over :data:`MAX_PLATFORM_CORES` (counted up to the entry ``where``)."""
+    with_gpus = f" and {gpus:,} GPUs" if gpus else ""
+    raise InputError(
+        f"up to this entry the platform has {nodes:,} nodes, {cores:,} cores{with_gpus}, more "
+        f"than the {MAX_PLATFORM_CORES:,} of each a run can hold (one simulated host per "
+        "core); lower the node numbers",
+        path,
+        where,
+    )
 
 
 def _links(raw: Any, path: PathLike, where: str, lib: TypeLibrary) -> list[dict[str, str]]:

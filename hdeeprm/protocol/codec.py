@@ -32,7 +32,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hdeeprm._jsonfile import too_deep
 from hdeeprm.errors import InputError
+from hdeeprm.platform.loader import MAX_PLATFORM_CORES
 from hdeeprm.protocol.errors import ProtocolError
 from hdeeprm.simulation.engine import JobView
 from hdeeprm.simulation.events import (
@@ -54,7 +56,7 @@ from hdeeprm.simulation.events import (
     RejectJob,
     SetResourceState,
 )
-from hdeeprm.simulation.intervals import format_interval_set, parse_interval_set
+from hdeeprm.simulation.intervals import format_interval_set
 from hdeeprm.workload.model import JobSpec, Profile, parse_profile
 
 #: A JSON string as ``json.dumps`` writes it (ASCII, escaped), with its quotes.
@@ -168,19 +170,23 @@ _EMPTY_REPLY = re.compile(
 _SIMPLE_ALLOC = re.compile(r"[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*")
 
 
-def _alloc_ids(text: str) -> tuple[int, ...] | None:
+def _alloc_ids(text: str, nb_hosts: int) -> tuple[int, ...] | None:
     """The host ids of an allocation matching :data:`_SIMPLE_ALLOC`, sorted, no duplicates
-    (as :func:`parse_interval_set`); None for a reversed range (the checks then report it)."""
+    (as :func:`parse_interval_set`); None for a reversed range or an id from ``nb_hosts`` on
+    (:func:`_bounded_ids` then reports it), before any range is expanded."""
     ids: list[int] = []
     for part in text.split(" "):
         low, _, high = part.partition("-")
         if high:
             first, last = int(low), int(high)
-            if last < first:
+            if last < first or last >= nb_hosts:
                 return None
             ids.extend(range(first, last + 1))
         else:
-            ids.append(int(low))
+            first = int(low)
+            if first >= nb_hosts:
+                return None
+            ids.append(first)
     if " " in text:
         return tuple(sorted(set(ids)))
     return tuple(ids)
@@ -203,18 +209,28 @@ _DECODE = json.JSONDecoder().decode
 
 
 def loads(raw: bytes | str, where: str = "message") -> dict[str, Any]:
-    """Parse one protocol message and check its envelope (``now``, ``events``)."""
+    """Parse one protocol message and check its envelope (``now``, ``events``); a message
+    nested deeper than :data:`~hdeeprm._jsonfile.MAX_JSON_DEPTH` levels is refused."""
     try:
-        if isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00":
-            # What json.loads does for a message that starts with "{" and no NUL (its encoding
-            # sniffing then says UTF-8), without the sniffing.
-            doc = _DECODE(raw.decode("utf-8", "surrogatepass"))
+        # What json.loads does for a message that starts with "{" and no NUL (its encoding
+        # sniffing then says UTF-8), without the sniffing.
+        fast = isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00"
+        if isinstance(raw, str):
+            text = raw
+        elif fast:
+            text = raw.decode("utf-8", "surrogatepass")
         else:
-            doc = json.loads(raw)
+            text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        deep = too_deep(text)
+        if deep is not None:
+            raise ProtocolError(deep, where)
+        doc = _DECODE(text) if fast else json.loads(text)
+    except RecursionError:
+        raise ProtocolError("JSON nested too deeply to parse", where) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        text = raw if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
+        shown = raw if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
         raise ProtocolError(
-            f"not a JSON message ({exc}); received {text[:120]!r}. Expected Batsim 4.x's JSON "
+            f"not a JSON message ({exc}); received {shown[:120]!r}. Expected Batsim 4.x's JSON "
             'protocol {"now": t, "events": [...]} (Batsim 5 speaks a binary protocol, which '
             "hdeeprm does not support)",
             where,
@@ -267,12 +283,40 @@ def _string(data: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _hosts(data: Mapping[str, Any], key: str, where: str) -> tuple[int, ...]:
-    text = _string(data, key, where)
-    try:
-        return tuple(parse_interval_set(text))
-    except InputError as exc:
-        raise ProtocolError(exc.message, f"{where}.{key}") from None
+def _hosts(
+    data: Mapping[str, Any], key: str, where: str, nb_hosts: int | None = None
+) -> tuple[int, ...]:
+    return _bounded_ids(_string(data, key, where), nb_hosts, f"{where}.{key}")
+
+
+def _bounded_ids(text: str, nb_hosts: int | None, where: str) -> tuple[int, ...]:
+    """:func:`parse_interval_set` with every interval checked against ``nb_hosts`` (None: the
+    most any platform may have, :data:`MAX_PLATFORM_CORES`) before it is expanded: a
+    ``"0-2000000000"`` is refused at once instead of filling the memory."""
+    limit = MAX_PLATFORM_CORES if nb_hosts is None else nb_hosts
+    ranges: list[range] = []
+    for part in text.split():
+        low, dash, high = part.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if dash else first
+            if last < first or first < 0:
+                raise ValueError
+        except ValueError:
+            raise ProtocolError(
+                f"bad interval {part!r} in {text!r}; expected 'a-b' ranges or single ids", where
+            ) from None
+        if last >= limit:
+            platform = (
+                f"any platform may have at most {limit:,} hosts"
+                if nb_hosts is None
+                else f"the platform has {limit:,} hosts (ids 0-{limit - 1})"
+            )
+            raise ProtocolError(f"host id {last:,} in {part!r} is out of range: {platform}", where)
+        ranges.append(range(first, last + 1))
+    if len(ranges) == 1:
+        return tuple(ranges[0])
+    return tuple(sorted({host for hosts in ranges for host in hosts}))
 
 
 def _pstate(data: Mapping[str, Any], where: str) -> int:
@@ -336,6 +380,9 @@ class EventDecoder:
         #: Submitted jobs by Batsim id (``"workload!job"``).
         self.jobs: dict[str, BatsimJob] = {}
         self.nb_messages = 0
+        #: Batsim's resource count (``nb_resources`` of ``SIMULATION_BEGINS``): host ids in
+        #: later events are checked against it.
+        self.nb_hosts: int | None = None
 
     def decode(self, raw: bytes | str | Mapping[str, Any]) -> Message:
         """One Batsim message (raw bytes or an already parsed object) as a typed message."""
@@ -367,7 +414,7 @@ class EventDecoder:
                     "job_id": job_id,
                     "job": job,
                     "job_state": _string(data, "job_state", at),
-                    "alloc": _hosts(data, "alloc", at),
+                    "alloc": _hosts(data, "alloc", at, self.nb_hosts),
                     "return_code": data.get("return_code", 0),
                 },
             )
@@ -375,7 +422,10 @@ class EventDecoder:
             return Event(
                 when,
                 kind,
-                {"resources": _hosts(data, "resources", at), "state": _pstate(data, at)},
+                {
+                    "resources": _hosts(data, "resources", at, self.nb_hosts),
+                    "state": _pstate(data, at),
+                },
             )
         if kind == NOTIFY and data.get("type") == NOTIFY_NO_MORE_STATIC_JOBS:
             return Event(when, NO_MORE_STATIC_JOB_TO_SUBMIT, {})
@@ -405,6 +455,7 @@ class EventDecoder:
             raise ProtocolError("expected an object", f"{where}.profiles")
         self.profiles = {}
         self.jobs = {}
+        self.nb_hosts = data.get("nb_resources")
         for workload, profiles in raw_profiles.items():
             if not isinstance(profiles, dict):
                 raise ProtocolError("expected an object", f"{where}.profiles.{workload}")
@@ -655,6 +706,7 @@ def decode_decisions(
     where: str = "reply",
     ignored: list[dict[str, Any]] | None = None,
     stamps: list[float] | None = None,
+    nb_hosts: int | None = None,
 ) -> list[Decision]:
     """A scheduler's reply as typed decisions, in order.
 
@@ -665,16 +717,21 @@ def decode_decisions(
         ignored: if given, receives the events accepted but ignored
             (:data:`IGNORED_DECISION_TYPES`).
         stamps: if given, receives each returned decision's timestamp (same order).
+        nb_hosts: the platform's host count: host ids from it on are refused (default: the
+            most any platform may have).
 
     Raises:
         ProtocolError: malformed reply or event type hdeeprm-sim does not support.
     """
     doc = loads(raw, where) if isinstance(raw, (bytes, str)) else check_envelope(raw, where)
-    return _decisions(doc, at, where, ignored, stamps)
+    return _decisions(doc, at, where, ignored, stamps, nb_hosts)
 
 
 def read_reply(
-    raw: bytes, where: str, ignored: list[dict[str, Any]] | None = None
+    raw: bytes,
+    where: str,
+    ignored: list[dict[str, Any]] | None = None,
+    nb_hosts: int | None = None,
 ) -> tuple[float, list[Decision], list[float]]:
     """A scheduler's reply as the server reads it: ``(now, decisions, their timestamps)``.
 
@@ -690,7 +747,7 @@ def read_reply(
         return now, [], []
     doc = loads(raw, where)
     stamps: list[float] = []
-    decisions = _decisions(doc, None, where, ignored, stamps)
+    decisions = _decisions(doc, None, where, ignored, stamps, nb_hosts)
     return reply_time(doc, stamps, where), decisions, stamps
 
 
@@ -714,9 +771,11 @@ def _decisions(
     where: str,
     ignored: list[dict[str, Any]] | None,
     stamps: list[float] | None,
+    nb_hosts: int | None = None,
 ) -> list[Decision]:
     """:func:`decode_decisions` of a reply whose envelope is checked."""
     decisions: list[Decision] = []
+    limit = MAX_PLATFORM_CORES if nb_hosts is None else nb_hosts
     for index, event in enumerate(doc["events"]):
         kind = event["type"]
         stamp = float(event["timestamp"])
@@ -730,7 +789,7 @@ def _decisions(
                 and type(alloc) is str
                 and data.get("additional_io_job") is None
                 and _SIMPLE_ALLOC.fullmatch(alloc)
-                and (hosts := _alloc_ids(alloc)) is not None
+                and (hosts := _alloc_ids(alloc, limit)) is not None
             ):
                 decisions.append(ExecuteJob(job_id, hosts))
                 if stamps is not None:
@@ -747,12 +806,12 @@ def _decisions(
         if kind == EXECUTE_JOB:
             if data.get("additional_io_job") is not None:
                 raise ProtocolError("'additional_io_job' is not supported", at_data)
-            hosts = _hosts(data, "alloc", at_data)
+            hosts = _hosts(data, "alloc", at_data, nb_hosts)
             if not hosts:
                 raise ProtocolError("empty allocation", f"{at_data}.alloc")
             decisions.append(ExecuteJob(_string(data, "job_id", at_data), hosts))
         elif kind == SET_RESOURCE_STATE:
-            hosts = _hosts(data, "resources", at_data)
+            hosts = _hosts(data, "resources", at_data, nb_hosts)
             decisions.append(SetResourceState(hosts, _pstate(data, at_data)))
         elif kind == CALL_ME_LATER:
             decisions.append(CallMeLater(_time(data.get("timestamp"), f"{at_data}.timestamp")))

@@ -149,7 +149,9 @@ class ProtocolServer:
                 replies += 1
                 if engine.finished:
                     break  # the reply to SIMULATION_ENDS carries nothing (Batsim ignores it)
-                reply_now, decisions, stamps = read_reply(raw, f"reply {replies}", self.ignored)
+                reply_now, decisions, stamps = read_reply(
+                    raw, f"reply {replies}", self.ignored, engine.nb_hosts
+                )
                 if not self.allow_pstate_changes:
                     _refuse_pstate_changes(decisions, f"reply {replies}")
                 limit = message.now + TIME_TOLERANCE

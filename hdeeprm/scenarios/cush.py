@@ -16,11 +16,11 @@ time in time units ``t``.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from hdeeprm._jsonfile import read_json
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.decision.workload_manager import WorkloadManager
 from hdeeprm.environment.job_pickers import CUSH_HEURISTICS, CushPicker
@@ -97,7 +97,7 @@ class CushScenario:
         if gpus_per_node is None:
             self.platform: Platform = load_platform(platform_file)
         else:
-            raw = json.loads(Path(platform_file).read_text())
+            raw = read_json(platform_file, "platform file")
             for node in raw.get("types", {}).get("node", {}).values():
                 for entry in node.get("gpus", []):
                     entry["number"] = gpus_per_node

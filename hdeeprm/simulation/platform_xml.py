@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from hdeeprm._gc import gc_paused
 from hdeeprm.errors import InputError
+from hdeeprm.platform.loader import MAX_PLATFORM_CORES
 
 #: Multipliers of SimGrid's speed units (short and long forms).
 _SPEED_UNITS: dict[str, float] = {
@@ -235,21 +236,30 @@ def parse_wattages(
     return tuple(idle), tuple(full)
 
 
-def _parse_radical(text: str, path: str, where: str) -> list[int]:
-    """SimGrid cluster radicals: ``"0-99"`` or ``"1,3,5-7"``."""
-    numbers: list[int] = []
+def _parse_radical(text: str, path: str, where: str, room: int) -> list[int]:
+    """SimGrid cluster radicals: ``"0-99"`` or ``"1,3,5-7"``; more than ``room`` numbers are
+    refused before any range is expanded."""
+    ranges: list[range] = []
     try:
         for part in text.split(","):
             if "-" in part:
                 low, high = part.split("-")
-                numbers.extend(range(int(low), int(high) + 1))
+                ranges.append(range(int(low), int(high) + 1))
             else:
-                numbers.append(int(part))
+                ranges.append(range(int(part), int(part) + 1))
     except ValueError:
         raise InputError(
             f"bad radical {text!r}; expected ranges like '0-99' or '1,3,5-7'", path, where
         ) from None
-    return numbers
+    count = sum(len(r) for r in ranges)
+    if count > room:
+        raise InputError(
+            f"radical {text!r} makes {count:,} hosts, more than the {MAX_PLATFORM_CORES:,} "
+            "hosts a run can hold in all; lower the range",
+            path,
+            where,
+        )
+    return [number for r in ranges for number in r]
 
 
 def _roles(properties: Mapping[str, str]) -> set[str]:
@@ -294,7 +304,7 @@ def _collect_hosts(root: ET.Element, path: str) -> list[_RawHost]:
             raise InputError("missing 'radical' attribute", path, where)
         # SimGrid copies a cluster's properties onto each of its hosts.
         props = _props(element) if tag == "cluster" else {}
-        for number in _parse_radical(radical, path, where):
+        for number in _parse_radical(radical, path, where, MAX_PLATFORM_CORES - len(raw)):
             name = f"{prefix}{number}{suffix}"
             raw.append(_RawHost(name, f"{where} host {name!r}", speed, None, dict(props)))
     return raw

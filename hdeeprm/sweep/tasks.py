@@ -50,7 +50,7 @@ def read_result(run: RunSpec) -> dict[str, Any] | None:
     path = Path(run.run_dir) / RESULT_FILE
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(record, dict) or record.get("version") != RESULT_VERSION:
         return None

@@ -274,6 +274,29 @@ def test_unknown_transport_is_refused(tmp_path: Path) -> None:
             SimulationError,
             "w0!nope",
         ),
+        # Nesting and host ids are bounded before anything is built from them.
+        (
+            b'{"now": 0, "events": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            ProtocolError,
+            "reply 1: JSON nested 100,001 levels deep",
+        ),
+        (
+            json.dumps(
+                {"now": 0, "events": [_ev("EXECUTE_JOB", {"job_id": "w0!job0", "alloc": "0-2e9"})]}
+            ).encode(),
+            ProtocolError,
+            "bad interval '0-2e9'",
+        ),
+        (
+            json.dumps(
+                {
+                    "now": 0,
+                    "events": [_ev("EXECUTE_JOB", {"job_id": "w0!job0", "alloc": "0-2000000000"})],
+                }
+            ).encode(),
+            ProtocolError,
+            "reply 1.events[0].data.alloc: host id 2,000,000,000 in '0-2000000000' is out of range",
+        ),
     ],
 )
 def test_bad_replies_stop_the_server(tmp_path: Path, reply: bytes, error: type, match: str) -> None:

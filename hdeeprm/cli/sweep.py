@@ -76,6 +76,7 @@ def _sweep(
 ) -> int:
     from hdeeprm.sweep import (
         ProgressPrinter,
+        check_output_dir,
         load_sweep,
         make_backend,
         results_frame,
@@ -94,6 +95,7 @@ def _sweep(
             err=True,
         )
         return 0
+    check_output_dir(sweep.output_dir)  # before a backend (or a Ray cluster) is started
     backend = make_backend(jobs, ray_address)
     if not quiet:
         click.echo(

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hdeeprm.cli._report import guarded
 from hdeeprm.errors import InputError
 from hdeeprm.workload.convert import select_jobs
 from hdeeprm.workload.model import load_workload
@@ -127,6 +128,7 @@ def json_field_values(
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("workload", type=click.Path(exists=True, dir_okay=False))
 @click.argument("field", type=click.Choice(list(FIELDS)), metavar="FIELD")
 @click.argument("statistic")

@@ -60,6 +60,35 @@ def reported(interrupted: str = NOTHING_PARTIAL) -> Iterator[None]:
         sys.exit(130)
 
 
+class _OneLineUsage:
+    """Command-line mistakes (a missing argument, a folder given for a file) in one line,
+    ``Error: ...``, without the usage and help hint click prints before it (exit code 2)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)  # type: ignore[misc]
+        except click.UsageError as exc:
+            exc.ctx = None  # click prints the usage and the hint only with a context
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)  # type: ignore[misc]
+        except click.UsageError as exc:  # raised by the callback (a bad parameter value)
+            exc.ctx = None
+            raise
+
+
+class Command(_OneLineUsage, click.Command):
+    """The class of every hdeeprm console command (``@click.command(cls=Command)``)."""
+
+
+class Group(_OneLineUsage, click.Group):
+    """The class of hdeeprm's command groups; their subcommands are :class:`Command`."""
+
+    command_class = Command
+
+
 def guarded(command: F) -> F:
     """Give a command's callback the ``--debug`` option and the exit codes of this module.
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.cli._report import guarded
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
 @guarded
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
 @click.option(

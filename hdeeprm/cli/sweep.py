@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.cli._report import guarded, reported
+from hdeeprm.cli._report import Command, guarded, reported
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
 @guarded
 @click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option(

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from hdeeprm.cli._report import guarded
+from hdeeprm.cli._report import Group, guarded
 from hdeeprm.errors import HDeepRMError, InputError
 from hdeeprm.workload import archive
 
@@ -22,7 +22,7 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Find and download the real workload traces (searched in the folders of $HDEEPRM_TRACES,
     separated by the path separator, then in the per-user cache)."""

@@ -55,7 +55,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
 def no_cluster(address: str, exc: BaseException) -> InputError:
     """The one-line error for a Ray address where no cluster answers (``--ray auto`` with no
     ``ray start`` on this machine, a wrong host or port)."""
-    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    # Ray's first sentence; the rest is advice about its own flags, not hdeeprm's.
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0]
     where = "on this machine" if address == "auto" else f"at {address}"
     return InputError(
         f"no Ray cluster is running {where} ({reason.rstrip('.')}); start one with "

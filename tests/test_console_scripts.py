@@ -259,3 +259,11 @@ def test_any_bad_output_folder_is_one_line_or_works(
     assert line.startswith(("error:", "Error:"))
     name = os.path.basename(target)
     assert name in line or "Directory" in line, line
+
+
+def test_empty_custom_workload_names_the_file(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"nb_res": 4, "jobs": [], "profiles": {}}))
+    args = [options_file(tmp_path), "-cw", empty, "-o", tmp_path / "run", "-q"]
+    line = one_line(invoke(launch.main, args))
+    assert line.startswith(f"error: {empty}: the workload has no jobs")

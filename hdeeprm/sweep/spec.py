@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.errors import InputError
+from hdeeprm.errors import InputError, path_argument
 from hdeeprm.options import OBJECTIVES, Options, options_from_json
 
 SWEEP_KEYS = (
@@ -235,7 +235,7 @@ def load_sweep(
 ) -> Sweep:
     """Read and validate a sweep file (format in the module docstring); ``output_dir``
     replaces the file's ``output_dir``."""
-    spath = os.fspath(path)
+    spath = path_argument(path, "load_sweep(path)", "a sweep file", "sweep_from_json(raw, path)")
     raw = read_json(spath, "sweep file")
     return sweep_from_json(raw, spath, output_dir)
 

@@ -397,3 +397,22 @@ def test_each_input_file_is_hashed_once_per_sweep(
     assert len(sweep.runs) == 6
     assert len(hashed) == len(set(hashed))
     assert str(tmp_path / "tiny.swf") in hashed and str(LEARNING_PLATFORM) in hashed
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [
+        ("hdeeprm.options:load_options", "load_options(path): expected the path of an options"),
+        ("hdeeprm.workload:load_workload", "load_workload(path): expected the path of a Batsim"),
+        ("hdeeprm.sweep:load_sweep", "load_sweep(path): expected the path of a sweep file"),
+    ],
+)
+def test_a_document_passed_for_a_path_names_the_argument(function: str, name: str) -> None:
+    import importlib
+
+    module, attribute = function.split(":")
+    load = getattr(importlib.import_module(module), attribute)
+    with pytest.raises(TypeError) as err:
+        load({"seed": 1})
+    assert str(err.value).startswith(name) and "got a dict" in str(err.value)
+    assert "_from_json(" in str(err.value)

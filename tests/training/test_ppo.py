@@ -185,6 +185,14 @@ def test_save_load_round_trip_and_bad_files(tmp_path) -> None:
         PPOTrainer.load(tmp_path / "other.pt")
     with pytest.raises(InputError, match="model file not found"):
         PPOTrainer.load(tmp_path / "missing.pt")
+    # A model of another width (what -im into a run with another hidden does): named so.
+    wider = PPOTrainer(small_config(hidden=16), [Bandit, Bandit])
+    with pytest.raises(InputError) as err:
+        wider.load_state(torch.load(path, weights_only=True), str(path))
+    assert str(err.value) == (
+        f"{path}, model: the model's layers are 8 wide, this run asks for 16 (option hidden, "
+        "pybatsim.agent.hidden): set hidden to the model's width or train a new model"
+    )
 
 
 def tensorboard_scalars(folder) -> dict[str, list[float]]:

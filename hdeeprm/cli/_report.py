@@ -102,6 +102,9 @@ def guarded(command: F) -> F:
             return command(*args, **kwargs)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:  # a command without its own report (see reported)
+            click.echo(f"\n{NOTHING_PARTIAL}", err=True)
+            sys.exit(130)
         except Exception as exc:  # noqa: BLE001 - the last line of defence of a console script
             message = _user_error(exc)
             if message is not None:

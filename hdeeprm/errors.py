@@ -92,14 +92,17 @@ def path_argument(value: object, argument: str, expected: str, instead: str = ""
         expected: what the path should lead to, e.g. ``an options file``.
         instead: where a non-path value belongs instead, e.g. ``options_from_json(doc, path)``.
     """
-    try:
-        return os.fspath(value)  # type: ignore[arg-type]
-    except TypeError:
-        hint = f"; for an already parsed document use {instead}" if instead else ""
-        raise TypeError(
-            f"{argument}: expected the path of {expected} (str or os.PathLike), got a "
-            f"{type(value).__name__}{hint}"
-        ) from None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    hint = f"; for an already parsed document use {instead}" if instead else ""
+    raise TypeError(
+        f"{argument}: expected the path of {expected} (str or os.PathLike), got a "
+        f"{type(value).__name__}{hint}"
+    )
 
 
 class SimulationError(HDeepRMError, RuntimeError):

@@ -43,5 +43,22 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     else:
         kwargs["address"] = address
     pythonpath = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), package_root()) if p)
-    ray.init(runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, **kwargs)
+    try:
+        ray.init(runtime_env={"env_vars": {"PYTHONPATH": pythonpath}}, **kwargs)
+    except (ConnectionError, TimeoutError) as exc:
+        if address is None:
+            raise
+        raise no_cluster(address, exc) from None
     return True
+
+
+def no_cluster(address: str, exc: BaseException) -> InputError:
+    """The one-line error for a Ray address where no cluster answers (``--ray auto`` with no
+    ``ray start`` on this machine, a wrong host or port)."""
+    # Ray's first sentence; the rest is advice about its own flags, not hdeeprm's.
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0]
+    where = "on this machine" if address == "auto" else f"at {address}"
+    return InputError(
+        f"no Ray cluster is running {where} ({reason.rstrip('.')}); start one with "
+        "'ray start --head' (docs/sweep.md), or use --ray alone for a local instance"
+    )

@@ -82,6 +82,29 @@ def output_error(exc: OSError, path: str | os.PathLike[str]) -> OutputError:
     return OutputError(f"cannot write: {reason}{detail}" + (f"; {hint}" if hint else ""), path)
 
 
+def path_argument(value: object, argument: str, expected: str, instead: str = "") -> str:
+    """``os.fspath(value)``, or a :class:`TypeError` naming the argument and what it takes
+    (a parsed JSON document passed for a file's path is a common slip in the Python API).
+
+    Args:
+        value: what the caller passed.
+        argument: the function and argument, e.g. ``load_options(path)``.
+        expected: what the path should lead to, e.g. ``an options file``.
+        instead: where a non-path value belongs instead, e.g. ``options_from_json(doc, path)``.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    hint = f"; for an already parsed document use {instead}" if instead else ""
+    raise TypeError(
+        f"{argument}: expected the path of {expected} (str or os.PathLike), got a "
+        f"{type(value).__name__}{hint}"
+    )
+
+
 class SimulationError(HDeepRMError, RuntimeError):
     """A decision the simulator cannot carry out (unknown job, busy host, bad P-state...)."""
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import click
 
 from hdeeprm.analysis.clean import execute, plan_clean
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("folder", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("-n", "--dry-run", is_flag=True, help="Only list what would be removed.")

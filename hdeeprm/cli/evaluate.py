@@ -13,10 +13,11 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.cli._report import reported
+from hdeeprm.cli._report import Command, guarded, reported
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("options_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-m",
@@ -54,6 +55,7 @@ from hdeeprm.cli._report import reported
 @click.option("--no-random", is_flag=True, help="Skip random choice.")
 @click.option("--no-plot", is_flag=True, help="Do not write evaluation.png.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the table.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print one line per evaluated window.")
 def main(
     options_file: Path,
     model: Path | None,
@@ -65,6 +67,7 @@ def main(
     no_random: bool,
     no_plot: bool,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Evaluate MODEL, the fixed pairs and random choice on OPTIONS_FILE's held-out windows."""
     with reported():
@@ -79,6 +82,7 @@ def main(
             no_random,
             no_plot,
             quiet,
+            verbose,
         )
 
 
@@ -93,6 +97,7 @@ def _evaluate(
     no_random: bool,
     no_plot: bool,
     quiet: bool,
+    verbose: bool = False,
 ) -> None:
     from hdeeprm.environment import HeterogeneousClusterEnv
     from hdeeprm.errors import InputError
@@ -142,7 +147,7 @@ def _evaluate(
         )
 
     def progress(result: ev.WindowResult) -> None:
-        if not quiet:
+        if verbose and not quiet:
             click.echo(
                 f"  {result.policy} window {result.window}: {result.objective:.6g} "
                 f"({result.steps} steps, {result.wall_time:.1f} s)",

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import InputError
 from hdeeprm.workload.convert import select_jobs
 from hdeeprm.workload.model import load_workload
@@ -126,7 +127,8 @@ def json_field_values(
     return values
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("workload", type=click.Path(exists=True, dir_okay=False))
 @click.argument("field", type=click.Choice(list(FIELDS)), metavar="FIELD")
 @click.argument("statistic")
@@ -182,7 +184,7 @@ def main(
             raise InputError("no jobs left after --start/--nb-jobs/--max-cores", workload)
         result = compute_statistic(values, statistic)
     except (InputError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.UsageError(str(exc)) from None  # the user's to fix: exit code 2
     if verbose:
         click.echo(
             f"{field} {statistic.lower()} over {values.size} jobs of {Path(workload).name}: "

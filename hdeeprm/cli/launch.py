@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import click
 
-from hdeeprm.cli._report import reported
+from hdeeprm.cli._report import Command, guarded, reported
 
 
 class BatsimChoice(NamedTuple):
@@ -28,7 +28,8 @@ def _say(quiet: bool, message: str) -> None:
         click.echo(message, err=True)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("options_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-a",

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import click
 
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
 @click.option(
     "-s",
@@ -84,6 +86,8 @@ def main(
             from hdeeprm.analysis.plots import image_format
 
             image_format(save_path)  # a bad suffix fails before any work
+        for run in runs:
+            _check_not_a_folder_of_runs(Path(run))
         job_filter = JobFilter(tau, skip_first, exclude_overrun)
         summaries = summarize_runs(runs, job_filter)
         text = {"table": format_table, "csv": format_csv, "json": format_json}[fmt](summaries)
@@ -99,6 +103,27 @@ def main(
     except (HDeepRMError, ValueError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+
+
+def _check_not_a_folder_of_runs(folder: Path, shown: int = 5) -> None:
+    """A folder holding run folders (a sweep, ``-nr`` repetitions) rather than being one: say
+    so and name the run folders inside, instead of "no out_jobs.csv"."""
+    from hdeeprm.errors import InputError
+
+    if not folder.is_dir() or (folder / "out_jobs.csv").exists():
+        return
+    inside = sorted(p.parent for p in folder.glob("*/out_jobs.csv"))
+    inside += sorted(p.parent for p in folder.glob("*/*/out_jobs.csv"))
+    if not inside:
+        return
+    names = " ".join(str(p) for p in inside[:shown])
+    more = f" ... ({len(inside)} in all)" if len(inside) > shown else ""
+    pattern = "/*" if inside[0].parent == folder else "/*/*"
+    raise InputError(
+        f"a folder of {len(inside)} run folder(s), not a run folder: pass the run folders, "
+        f"e.g. hdeeprm-metrics {folder}{pattern} (they are: {names}{more})",
+        folder,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.protocol.server import DEFAULT_SERVER_TIMEOUT
 from hdeeprm.protocol.transport import (
@@ -36,7 +37,8 @@ def export_location(prefix: str) -> tuple[Path, str]:
     return Path(folder or "."), base + "_"
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.option(
     "-p",
     "--platform",

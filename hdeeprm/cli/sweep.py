@@ -12,10 +12,11 @@ from pathlib import Path
 
 import click
 
-from hdeeprm.cli._report import reported
+from hdeeprm.cli._report import Command, guarded, reported
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("sweep_file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option(
     "-j",
@@ -76,6 +77,7 @@ def _sweep(
 ) -> int:
     from hdeeprm.sweep import (
         ProgressPrinter,
+        check_output_dir,
         load_sweep,
         make_backend,
         results_frame,
@@ -94,6 +96,7 @@ def _sweep(
             err=True,
         )
         return 0
+    check_output_dir(sweep.output_dir)  # before a backend (or a Ray cluster) is started
     backend = make_backend(jobs, ray_address)
     if not quiet:
         click.echo(

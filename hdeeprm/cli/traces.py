@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from hdeeprm.cli._report import Group, guarded
 from hdeeprm.errors import HDeepRMError, InputError
 from hdeeprm.workload import archive
 
@@ -21,13 +22,14 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Find and download the real workload traces (searched in the folders of $HDEEPRM_TRACES,
     separated by the path separator, then in the per-user cache)."""
 
 
 @main.command("list")
+@guarded
 def list_traces() -> None:
     """The catalogue, and where each trace is found ("missing" when nowhere)."""
     rows = []
@@ -49,6 +51,7 @@ def list_traces() -> None:
 
 
 @main.command("path")
+@guarded
 @click.argument("name")
 def path(name: str) -> None:
     """Print the path of trace NAME (its archive file name); exit 1 when it is missing."""
@@ -59,6 +62,7 @@ def path(name: str) -> None:
 
 
 @main.command("fetch")
+@guarded
 @click.argument("names", nargs=-1)
 @click.option("--all", "fetch_all", is_flag=True, help="Every trace of the catalogue.")
 @click.option(

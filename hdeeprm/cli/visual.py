@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError
 
 #: Same names and order as hdeeprm.analysis.plots.VISUALIZATIONS (kept literal so --help does
@@ -49,7 +50,8 @@ def parse_size(text: str) -> tuple[float, float]:
     return width, height
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@guarded
 @click.argument("args", nargs=-1, metavar="[RUN_DIR] VISUALIZATION")
 @click.option(
     "-s",

@@ -218,7 +218,9 @@ def prepare_inputs(
                 job_limits = load_job_limits(limits_path)
             else:
                 job_limits = (
-                    load_job_limits(beside) if beside.is_file() else compute_job_limits(workload)
+                    load_job_limits(beside)
+                    if beside.is_file()
+                    else compute_job_limits(workload, workload_path)
                 )
                 manifest.write(
                     [(JOB_LIMITS_FILE, json_text(job_limits.to_json(), indent=2), limits_key)]

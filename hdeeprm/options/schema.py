@@ -50,7 +50,7 @@ from typing import Any
 
 from hdeeprm._jsonfile import read_json
 from hdeeprm.decision.actions import CORE_POLICIES, JOB_POLICIES, PLACEMENT_POLICIES
-from hdeeprm.errors import InputError
+from hdeeprm.errors import InputError, path_argument
 from hdeeprm.scheduling.config import SchedulerConfig, parse_scheduler
 from hdeeprm.workload.budget import check_synthetic_size
 
@@ -666,6 +666,8 @@ def options_from_json(
 
 def load_options(path: str | os.PathLike[str], *, check_files: bool = True) -> Options:
     """Read and validate an options file (see the module docstring for the format)."""
-    spath = os.fspath(path)
+    spath = path_argument(
+        path, "load_options(path)", "an options file", "options_from_json(doc, path)"
+    )
     raw = read_json(spath, "options file")
     return options_from_json(raw, spath, check_files=check_files)

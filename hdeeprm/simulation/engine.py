@@ -48,6 +48,7 @@ per-host energies are integrated the same way, lazily.
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import math
 import operator
@@ -731,13 +732,37 @@ class Engine:
             and self._nb_calls == 0
         )
 
-    def _deadlock_reason(self) -> str:
-        stalled = sum(1 for job in set(self._host_job) if job is not None and job._rate <= 0.0)
+    def _deadlock_reason(self, named: int = 3) -> str:
+        """Why the simulation cannot go on, naming the first waiting and stalled jobs, what
+        they ask for and why they do not run (called once, when it stops)."""
+        stalled_jobs = sorted(
+            {job for job in self._host_job if job is not None and job._rate <= 0.0},
+            key=lambda job: job._index,
+        )
+        free = sum(1 for job in self._host_job if job is None)
+        details = []
+        waiting = (job for job in self._submitted if job.state is SUBMITTED)
+        for job in itertools.islice(waiting, named):
+            if job.res > self._n:
+                why = f"more hosts than the platform's {self._n}: reject it"
+            elif job.res > free:
+                why = f"only {free} of {self._n} host(s) are free and nothing running will end"
+            else:
+                why = f"{free} host(s) are free: the decision system never started it"
+            details.append(f"job {job.id} waits, asking for {job.res} host(s) ({why})")
+        speed = self._cur_speed
+        for job in stalled_jobs[:named]:
+            hosts = [h for h in job.alloc if speed[h] <= 0.0][:MAX_HOSTS_NAMED]
+            pstates = ", ".join(f"{h} (P{self._pstate[h]})" for h in hosts)
+            details.append(
+                f"job {job.id} runs on host(s) at speed 0: {pstates} (set a computing P-state)"
+            )
         return (
             f"deadlock at t={self._now:g}: nothing is scheduled any more, but "
             f"{self._nb_waiting} submitted job(s) still wait for EXECUTE_JOB or REJECT_JOB and "
-            f"{stalled} running job(s) are stalled on zero-speed hosts; the decision system "
-            "must start, reject or kill them, or ask for a CALL_ME_LATER"
+            f"{len(stalled_jobs)} running job(s) are stalled on zero-speed hosts; the decision "
+            "system must start, reject or kill them, or ask for a CALL_ME_LATER"
+            + "".join(f"; {d}" for d in details)
         )
 
     def _collect(self, when: float) -> list[Event]:

@@ -10,7 +10,13 @@ Ray is optional (``pip install 'hdeeprm[ray]'``); nothing here imports it unless
 """
 
 from hdeeprm.sweep.backends import Backend, ProcessBackend, RayBackend, SerialBackend, make_backend
-from hdeeprm.sweep.dispatch import Progress, ProgressPrinter, SweepResult, run_sweep
+from hdeeprm.sweep.dispatch import (
+    Progress,
+    ProgressPrinter,
+    SweepResult,
+    check_output_dir,
+    run_sweep,
+)
 from hdeeprm.sweep.spec import AXES, RunSpec, Sweep, load_sweep, sweep_from_json
 from hdeeprm.sweep.table import results_frame, write_plots, write_table
 from hdeeprm.sweep.tasks import RESULT_FILE, read_result
@@ -27,6 +33,7 @@ __all__ = [
     "SerialBackend",
     "Sweep",
     "SweepResult",
+    "check_output_dir",
     "load_sweep",
     "make_backend",
     "read_result",

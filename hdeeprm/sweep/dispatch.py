@@ -9,6 +9,7 @@ valid ``result.json``.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
+from hdeeprm._atomic import check_writable
 from hdeeprm.sweep.backends import Backend
 from hdeeprm.sweep.spec import RunSpec, Sweep
 from hdeeprm.sweep.tasks import prepare_task, read_result, run_task
@@ -108,6 +110,13 @@ class SweepResult:
         return [r for r in self.records if r["status"] != "done"]
 
 
+def check_output_dir(folder: str | os.PathLike[str]) -> None:
+    """Create the sweep folder and try a write in it, as ``hdeeprm-launch`` does for its run
+    folder: a folder under a regular file or a read-only one is an
+    :class:`~hdeeprm.errors.OutputError` before any run starts, not one failure per run."""
+    check_writable(Path(folder) / "results.csv")
+
+
 def run_sweep(
     sweep: Sweep,
     backend: Backend,
@@ -120,6 +129,7 @@ def run_sweep(
     ``on_progress(progress, final)`` is called after every change (see :class:`ProgressPrinter`).
     The backend is closed on return.
     """
+    check_output_dir(sweep.output_dir)
     start = time.perf_counter()
     records: dict[str, dict[str, Any]] = {}
     todo: dict[str, list[RunSpec]] = {}
@@ -130,7 +140,6 @@ def run_sweep(
         else:
             todo.setdefault(run.inputs_dir, []).append(run)
     progress = Progress(total=len(sweep.runs), reused=len(records))
-    Path(sweep.output_dir).mkdir(parents=True, exist_ok=True)
 
     pending: dict[Any, tuple[str, Any]] = {}  # handle -> ("prepare", inputs_dir) | ("run", run)
     for inputs_dir, runs in todo.items():

@@ -40,6 +40,7 @@ Runs that need the same generated inputs (same platform, trace, window and seed)
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.errors import InputError
+from hdeeprm.errors import InputError, path_argument
 from hdeeprm.options import OBJECTIVES, Options, options_from_json
 
 SWEEP_KEYS = (
@@ -100,6 +101,9 @@ class RunSpec:
     custom_workload: str | None = None
     #: File-name patterns of the outputs kept in the run folder (``None``: all).
     keep_files: tuple[str, ...] | None = None
+    #: SHA-256 of every input file the run reads (by role), hashed once per sweep
+    #: (``None``: hashed when the fingerprint is asked for).
+    input_sha256: dict[str, str | None] | None = None
 
     def load_options(self) -> Options:
         """The validated options of this run (anchored at its run folder)."""
@@ -107,12 +111,55 @@ class RunSpec:
 
     def fingerprint(self) -> str:
         """Identity of the run's work: a finished run is reused only when this matches."""
-        doc: dict[str, Any] = {"options": self.options, "episodes": self.episodes}
-        for key, file in (("agent", self.agent_file), ("custom_workload", self.custom_workload)):
-            if file is not None:
-                doc[key] = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+        digests = self.input_sha256
+        if digests is None:
+            digests = input_digests(self, {})
+        # The bytes of every input count too: a trace edited in place must not reuse the
+        # results it produced before.
+        doc: dict[str, Any] = {"options": self.options, "episodes": self.episodes, **digests}
         text = json.dumps(doc, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def input_files(run: RunSpec) -> dict[str, str | None]:
+    """The input files a run reads, by role (``None``: the run has no such file)."""
+    options = run.options
+    trace = options.get("workload_file_path") or None
+    if run.custom_workload is not None:
+        trace = None  # -cw replaces the options' trace
+    return {
+        "platform": options.get("platform_file_path") or None,
+        "trace": trace,
+        "custom_workload": run.custom_workload,
+        "agent": run.agent_file,
+    }
+
+
+def input_digests(run: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
+    """SHA-256 of the run's input files and of the type library files, by role.
+
+    ``cache`` maps a path to its digest, so a file shared by many runs is read once.
+    A file that cannot be read gets ``None`` (the run then fails and says why). Types
+    defined inside a platform file are covered by the platform file's digest.
+    """
+    from hdeeprm._manifest import file_sha256
+    from hdeeprm.platform.library import CATEGORIES, shipped_type_file
+
+    def digest(path: str) -> str | None:
+        if path not in cache:
+            try:
+                cache[path] = file_sha256(path)
+            except OSError:
+                cache[path] = None
+        return cache[path]
+
+    digests = {
+        f"{role}_sha256": None if path is None else digest(path)
+        for role, path in input_files(run).items()
+    }
+    for category in CATEGORIES:
+        digests[f"{category}_types_sha256"] = digest(shipped_type_file(category))
+    return digests
 
 
 @dataclass(slots=True)
@@ -188,7 +235,7 @@ def load_sweep(
 ) -> Sweep:
     """Read and validate a sweep file (format in the module docstring); ``output_dir``
     replaces the file's ``output_dir``."""
-    spath = os.fspath(path)
+    spath = path_argument(path, "load_sweep(path)", "a sweep file", "sweep_from_json(raw, path)")
     raw = read_json(spath, "sweep file")
     return sweep_from_json(raw, spath, output_dir)
 
@@ -311,6 +358,7 @@ def sweep_from_json(
                 )
 
     sweep = Sweep(source, out, axes)
+    hashed: dict[str, str | None] = {}  # each input file is read once per sweep
     for combo in itertools.product(*(values[a] for a in axes)):
         params = dict(zip(axes, combo))
         doc = _apply(base_doc, params)
@@ -321,19 +369,18 @@ def sweep_from_json(
             options_from_json(doc, run_dir / "options.json")
         except InputError as exc:
             raise _fail(where_file, "grid", f"run {run_id}: {exc}") from None
-        sweep.runs.append(
-            RunSpec(
-                run_id=run_id,
-                params={a: _plain(v) for a, v in params.items()},
-                options=doc,
-                run_dir=str(run_dir),
-                inputs_dir=str(out / "inputs" / (input_key or "default")),
-                agent_file=agent_file,
-                episodes=episodes,
-                custom_workload=custom_workload,
-                keep_files=keep_files,
-            )
+        run = RunSpec(
+            run_id=run_id,
+            params={a: _plain(v) for a, v in params.items()},
+            options=doc,
+            run_dir=str(run_dir),
+            inputs_dir=str(out / "inputs" / (input_key or "default")),
+            agent_file=agent_file,
+            episodes=episodes,
+            custom_workload=custom_workload,
+            keep_files=keep_files,
         )
+        sweep.runs.append(dataclasses.replace(run, input_sha256=input_digests(run, hashed)))
     return sweep
 
 

@@ -219,7 +219,8 @@ def format_table(
 ) -> str:
     """A plain-text table: policy, mean and median objective, slowdowns, per window, time.
 
-    Rows are ordered best first; the best fixed pair is named at the end.
+    Rows are ordered best first; the best fixed pair is named at the end (or the tied ones:
+    naming one of equals would suggest a difference there is not).
     """
     summaries = summarize(results)
     sign = 1.0 if objective in MINIMIZED else -1.0
@@ -246,7 +247,15 @@ def format_table(
         lines.append(line)
     best = best_pair(summaries, objective, pair_names)
     if best is not None:
-        lines.append(f"best fixed pair: {best}")
+        pairs = [s for s in summaries if s.policy in pair_names]
+        top = next(s.mean_objective for s in pairs if s.policy == best)
+        tied = sorted(s.policy for s in pairs if s.mean_objective == top)
+        if len(pairs) > 1 and len(tied) == len(pairs):
+            lines.append(f"all {len(pairs)} fixed pairs tie (mean {objective} {top:.6g})")
+        elif len(tied) > 1:
+            lines.append(f"best fixed pairs (tied): {', '.join(tied)}")
+        else:
+            lines.append(f"best fixed pair: {best}")
     return "\n".join(lines)
 
 

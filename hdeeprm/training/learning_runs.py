@@ -28,6 +28,7 @@ from hdeeprm.agents.loader import build_agent
 from hdeeprm.environment import HeterogeneousClusterEnv
 from hdeeprm.errors import InputError, Interrupted
 from hdeeprm.inputs import ExperimentInputs
+from hdeeprm.training.onpolicy import shape_mismatch
 
 #: Name of the per-episode log in the run folder.
 LOG_FILE = "training_log.csv"
@@ -182,6 +183,9 @@ def load_checkpoint(
             path,
             "agent_class",
         )
+    mismatch = shape_mismatch(state["model"], agent.state_dict())
+    if mismatch is not None:
+        raise InputError(mismatch, path, "model")
     try:
         agent.load_state_dict(state["model"])
     except RuntimeError as exc:

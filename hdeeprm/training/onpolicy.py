@@ -406,6 +406,30 @@ def read_checkpoint_file(
     return state
 
 
+def shape_mismatch(saved: dict[str, Any], current: dict[str, Any]) -> str | None:
+    """The first tensor whose shape differs between a saved and a current state dict, said
+    with the layer width (the ``hidden`` option) when that is what differs; ``None`` if all
+    shapes agree."""
+    for name, tensor in current.items():
+        old = saved.get(name)
+        if old is None or tuple(old.shape) == tuple(tensor.shape):
+            continue
+        # A 2-D weight is (out, in): the hidden width is the side not shared by both.
+        widths = {d for d in tuple(old.shape) if d not in tuple(tensor.shape)}
+        mine = {d for d in tuple(tensor.shape) if d not in tuple(old.shape)}
+        if len(widths) == 1 and len(mine) == 1:
+            return (
+                f"the model's layers are {widths.pop()} wide, this run asks for {mine.pop()} "
+                "(option hidden, pybatsim.agent.hidden): set hidden to the model's width or "
+                "train a new model"
+            )
+        return (
+            f"layer {name} is {tuple(old.shape)} in the model, {tuple(tensor.shape)} here "
+            "(option hidden, pybatsim.agent.hidden, or another agent class?)"
+        )
+    return None
+
+
 def write_checkpoint_file(path: str | os.PathLike[str], state: dict[str, Any]) -> Path:
     """Write ``state`` (plain containers and tensors, never pickled objects) atomically, so an
     interrupted save never leaves a half-written model where a finished one was."""

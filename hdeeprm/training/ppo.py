@@ -66,6 +66,7 @@ from hdeeprm.training.onpolicy import (
     read_checkpoint_file,
     scale_by_return_std,
     seeded,
+    shape_mismatch,
     write_checkpoint_file,
 )
 from hdeeprm.training.onpolicy import layer as _layer
@@ -591,6 +592,9 @@ class PPOTrainer(OnPolicyTrainer):
                 f"environment gives {self.observation_size} (another observation type?)",
                 source,
             )
+        mismatch = shape_mismatch(state["model"], self.model.state_dict())
+        if mismatch is not None:
+            raise InputError(mismatch, source, "model")
         self.model.load_state_dict(state["model"])
         self.model._refresh()
         self.optimizer.load_state_dict(state["optimizer"])

@@ -88,16 +88,22 @@ def _extra_number(value: Any) -> float:
     return float(value)
 
 
-def compute_job_limits(workload: Workload) -> JobLimits:
+def compute_job_limits(
+    workload: Workload, source: str | os.PathLike[str] | None = None
+) -> JobLimits:
     """Limits over every job of ``workload``.
 
     Requested time comes from the profile's ``req_time``, falling back to the job's
     ``walltime`` and then to a ``delay`` profile's delay, so hand-written custom workloads
     (``-cw``) without hdeeprm's extra fields still get usable limits. Missing ``mem`` /
-    ``mem_bw`` count as 0.
+    ``mem_bw`` count as 0. ``source``, the workload's file, is named if it has no jobs.
     """
     if not workload.jobs:
-        raise InputError("cannot compute job limits of a workload with no jobs")
+        raise InputError(
+            'the workload has no jobs (its "jobs" list is empty): give a workload with at '
+            "least one job",
+            source,
+        )
     max_time = max_mem = max_mem_bw = 0.0
     max_core = 0
     profiles = workload.profiles

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.errors import InputError
+from hdeeprm.errors import InputError, path_argument
 
 #: Values of a job's optional ``workload_type`` field (see :mod:`hdeeprm.simulation.service_time`).
 WORKLOAD_TYPES = ("compute", "network")
@@ -182,7 +182,9 @@ def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
     Jobs are returned sorted by submission time (stable, so equal times keep file order).
     Every error names the file and the JSON path of the bad entry.
     """
-    spath = os.fspath(path)
+    spath = path_argument(
+        path, "load_workload(path)", "a Batsim workload", "workload_from_json(raw, path)"
+    )
     raw = read_json(spath, "workload file", reject_duplicates=False)
     return workload_from_json(raw, spath, name)
 

@@ -197,7 +197,16 @@ def test_cli_formats_and_errors(tmp_path: Path) -> None:
     result = runner.invoke(main, [str(run), str(run), "-s", str(saved)])
     assert result.exit_code == 0 and saved.stat().st_size > 10_000
     assert "5.500" in result.output  # mean slowdown in the table
-    result = runner.invoke(main, [str(run), str(tmp_path)])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(main, [str(run), str(empty)])
     assert result.exit_code == 2
-    assert f"run folder {tmp_path} has no out_jobs.csv: run hdeeprm-launch first" in result.output
+    assert f"run folder {empty} has no out_jobs.csv: run hdeeprm-launch first" in result.output
     assert "Traceback" not in result.output
+    # A folder of run folders (a sweep, -nr repetitions): named as such, its runs listed.
+    result = runner.invoke(main, [str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"error: {tmp_path}: a folder of 1 run folder(s), not a run folder: pass the run "
+        f"folders, e.g. hdeeprm-metrics {tmp_path}/* (they are: {run})"
+    ]

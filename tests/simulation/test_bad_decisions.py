@@ -104,8 +104,13 @@ def test_waiting_job_with_nothing_scheduled_is_a_deadlock() -> None:
     engine = Engine(thesis_platform(), workload(("a", 0, 1, "delay", 1.0)))
     engine.start()
     engine.proceed([])
-    with pytest.raises(SimulationError, match="1 submitted job\\(s\\) still wait"):
+    with pytest.raises(SimulationError, match="1 submitted job\\(s\\) still wait") as err:
         engine.proceed([])
+    # The first waiting job is named, with its request and why it does not run.
+    assert str(err.value).endswith(
+        "; job w0!a waits, asking for 1 host(s) (2 host(s) are free: the decision system "
+        "never started it)"
+    )
 
 
 def test_strict_allocation_size() -> None:

@@ -194,8 +194,11 @@ def test_stalled_job_with_nothing_else_scheduled_is_a_deadlock() -> None:
     engine = Engine(thesis_platform(pstate=3), workload(("j", 0, 1, "parallel_homogeneous", 1.0)))
     engine.start()
     engine.proceed([])
-    with pytest.raises(Exception, match=r"deadlock at t=0.*1 running job\(s\) are stalled"):
+    with pytest.raises(Exception, match=r"deadlock at t=0.*1 running job\(s\) are stalled") as err:
         engine.proceed([ExecuteJob("w0!j", [0])])
+    assert str(err.value).endswith(
+        "; job w0!j runs on host(s) at speed 0: 0 (P3) (set a computing P-state)"
+    )
 
 
 def test_simultaneous_events_arrive_together_in_a_fixed_order() -> None:

@@ -343,3 +343,78 @@ def test_keep_files(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_sweep(path)
     assert err.value.where == "keep_files"
+
+
+# --- output folder and stale inputs -----------------------------------------------------------
+def test_output_folder_under_a_file_is_one_line_before_any_run(tmp_path: Path) -> None:
+    path = trace_sweep(tmp_path, ["shortest-high_gflops"])
+    (tmp_path / "afile").write_text("")
+    result = CliRunner().invoke(main, [str(path), "-q", "-o", str(tmp_path / "afile" / "out")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {tmp_path / 'afile' / 'out'}: cannot write: Not a directory; a part of the path "
+        "is a regular file, not a folder"
+    ]
+
+
+def test_edited_trace_or_platform_reruns_the_runs_that_read_it(tmp_path: Path) -> None:
+    path = trace_sweep(tmp_path, ["shortest-high_gflops", "first-low_power"])
+    first = run_sweep(load_sweep(path), SerialBackend())
+    assert first.reused == 0 and not first.failed
+    assert run_sweep(load_sweep(path), SerialBackend()).reused == 2
+    # The third job now runs 30 s instead of 10: the makespan must change.
+    trace = tmp_path / "tiny.swf"
+    trace.write_text(TRACE.replace("3 20 0 10", "3 20 0 30"))
+    again = run_sweep(load_sweep(path), SerialBackend())
+    assert again.reused == 0
+    old = {r["run_id"]: r["metrics"]["makespan"] for r in first.records}
+    assert all(r["metrics"]["makespan"] > old[r["run_id"]] for r in again.records)
+    # The same for the platform file (a copy, edited in place without changing its meaning).
+    platform = tmp_path / "platform.json"
+    platform.write_text(LEARNING_PLATFORM.read_text())
+    doc = json.loads((tmp_path / "options.json").read_text())
+    doc["platform_file_path"] = str(platform)
+    _write(tmp_path / "options.json", doc)
+    assert run_sweep(load_sweep(path), SerialBackend()).reused == 0
+    assert run_sweep(load_sweep(path), SerialBackend()).reused == 2
+    platform.write_text(LEARNING_PLATFORM.read_text() + "\n")
+    assert run_sweep(load_sweep(path), SerialBackend()).reused == 0
+
+
+def test_each_input_file_is_hashed_once_per_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hdeeprm._manifest as manifest
+
+    hashed: list[str] = []
+    real = manifest.file_sha256
+
+    def counting(path):  # type: ignore[no-untyped-def]
+        hashed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(manifest, "file_sha256", counting)
+    path = trace_sweep(tmp_path, ["shortest-high_gflops", "first-low_power"], seed=[1, 2, 3])
+    sweep = load_sweep(path)
+    assert len(sweep.runs) == 6
+    assert len(hashed) == len(set(hashed))
+    assert str(tmp_path / "tiny.swf") in hashed and str(LEARNING_PLATFORM) in hashed
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [
+        ("hdeeprm.options:load_options", "load_options(path): expected the path of an options"),
+        ("hdeeprm.workload:load_workload", "load_workload(path): expected the path of a Batsim"),
+        ("hdeeprm.sweep:load_sweep", "load_sweep(path): expected the path of a sweep file"),
+    ],
+)
+def test_a_document_passed_for_a_path_names_the_argument(function: str, name: str) -> None:
+    import importlib
+
+    module, attribute = function.split(":")
+    load = getattr(importlib.import_module(module), attribute)
+    with pytest.raises(TypeError) as err:
+        load({"seed": 1})
+    assert str(err.value).startswith(name) and "got a dict" in str(err.value)
+    assert "_from_json(" in str(err.value)

@@ -185,6 +185,14 @@ def test_save_load_round_trip_and_bad_files(tmp_path) -> None:
         PPOTrainer.load(tmp_path / "other.pt")
     with pytest.raises(InputError, match="model file not found"):
         PPOTrainer.load(tmp_path / "missing.pt")
+    # A model of another width (what -im into a run with another hidden does): named so.
+    wider = PPOTrainer(small_config(hidden=16), [Bandit, Bandit])
+    with pytest.raises(InputError) as err:
+        wider.load_state(torch.load(path, weights_only=True), str(path))
+    assert str(err.value) == (
+        f"{path}, model: the model's layers are 8 wide, this run asks for 16 (option hidden, "
+        "pybatsim.agent.hidden): set hidden to the model's width or train a new model"
+    )
 
 
 def tensorboard_scalars(folder) -> dict[str, list[float]]:
@@ -301,7 +309,8 @@ def test_evaluation_table_names_the_best_pair(thesis_inputs, tmp_path) -> None:
     names = list(env.action_names)
     table = ev.format_table(results, "makespan", pair_names=names)
     lines = table.splitlines()
-    assert lines[-1] == "best fixed pair: first-high_mem_bw"  # 5.25 s, first by name
+    # 5.25 s for both: a tie is named as one, not settled by name.
+    assert lines[-1] == "best fixed pairs (tied): first-high_mem_bw, shortest-high_mem_bw"
     assert "random" in table
     path = ev.write_csv(results, tmp_path / "evaluation.csv")
     rows = list(csv.DictReader(path.open()))
@@ -337,3 +346,16 @@ def test_ppo_options_are_validated(tmp_path) -> None:
         config_for({**base, "params": {"learning_rate": 0.1}})
     with pytest.raises(InputError, match="pybatsim.agent.algorithm"):
         config_for({**base, "algorithm": "dqn"})
+
+
+def test_evaluation_table_says_when_every_pair_ties() -> None:
+    def row(policy: str, objective: float) -> ev.WindowResult:
+        return ev.WindowResult(policy, 0, objective, 1.0, 1.0, 10, 0.1)
+
+    pairs = ["first-high_gflops", "shortest-low_power", "smallest-high_mem"]
+    tied = [row(p, 42.0) for p in pairs]
+    table = ev.format_table(tied, "makespan", pair_names=pairs)
+    assert table.splitlines()[-1] == "all 3 fixed pairs tie (mean makespan 42)"
+    one = [row(pairs[0], 41.0), *tied[1:]]
+    table = ev.format_table(one, "makespan", pair_names=pairs)
+    assert table.splitlines()[-1] == "best fixed pair: first-high_gflops"

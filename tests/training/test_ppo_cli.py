@@ -54,7 +54,8 @@ def test_launch_trains_saves_and_evaluates(tmp_path: Path) -> None:
         evaluate_main, [str(options), "-cw", workload, "--model", str(model), "-o", str(out), "-q"]
     )
     assert result.exit_code == 0, result.output
-    assert "best fixed pair: first-high_mem_bw" in result.output
+    assert "best fixed pairs (tied): first-high_mem_bw" in result.output
+    assert " window 0: " not in result.output  # one line per window only with --verbose
     rows = list(csv.DictReader((out / "evaluation.csv").open()))
     assert {r["policy"] for r in rows} == {
         "model",

@@ -176,6 +176,17 @@ def test_mismatched_model_is_a_clear_error(tmp_path: Path) -> None:
             nb_runs=1,
             progress=False,
         )
+    with pytest.raises(InputError) as info:
+        run_learning(
+            thesis_inputs(tmp_path / "f", agent={"hidden": 7}),
+            agent_file=REINFORCE,
+            in_model=model,
+            out_model=None,
+            nb_runs=1,
+            progress=False,
+        )
+    assert "(option hidden, pybatsim.agent.hidden)" in str(info.value)
+    assert "this run asks for 7" in str(info.value)
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a model")
     with pytest.raises(InputError, match="not a readable hdeeprm model"):

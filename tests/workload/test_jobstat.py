@@ -105,13 +105,14 @@ def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2 and "does not exist" in out
 
 
-def test_bad_file_and_empty_window_exit_1(tmp_path: Path, swf: Path) -> None:
+def test_bad_file_and_empty_window_exit_2(tmp_path: Path, swf: Path) -> None:
     bad = tmp_path / "bad.swf"
     bad.write_text("1 2 3\n")
     code, out = _run(bad, "size", "max")
-    assert code == 1 and "line 1" in out and "expected 18 SWF fields" in out
+    assert code == 2 and "line 1" in out and "expected 18 SWF fields" in out
+    assert len(out.strip().splitlines()) == 1
     code, out = _run(swf, "size", "max", "--start", "5")
-    assert code == 1 and "no usable job" in out
+    assert code == 2 and "no usable job" in out
 
 
 def test_helpers() -> None:

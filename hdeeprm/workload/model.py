@@ -120,9 +120,18 @@ class Workload:
         write_json(path, self.to_json())
 
 
-def _number(value: Any, path: str, where: str, *, minimum: float | None = 0.0) -> float:
+#: hdeeprm's numeric profile fields (read by the decision system) and their units.
+PROFILE_NUMBERS = {"req_time": "seconds", "req_ops": "flops", "mem": "MB", "mem_bw": "GB/s"}
+
+
+def _number(
+    value: Any, path: str, where: str, *, minimum: float | None = 0.0, unit: str = ""
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"expected a finite number, got {value!r}", path, where)
+        hint = f" in {unit}" if unit else ""
+        if isinstance(value, str):
+            hint += ", without quotes or unit"
+        raise InputError(f"expected a finite number{hint}, got {value!r}", path, where)
     if minimum is not None and value < minimum:
         raise InputError(f"expected a number >= {minimum:g}, got {value!r}", path, where)
     return float(value)
@@ -141,6 +150,9 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
             f"{where}.type",
         )
     extra = {k: v for k, v in raw.items() if k not in ("type", "delay", "cpu", "com")}
+    for key, unit in PROFILE_NUMBERS.items():
+        if key in extra:
+            _number(extra[key], path, f"{where}.{key}", unit=unit)
     if ptype == "delay":
         if "delay" not in raw:
             raise InputError("missing field 'delay' (seconds)", path, where)
@@ -176,6 +188,72 @@ def _check_gpu_fields(extra: dict[str, Any], path: str, where: str) -> None:
         )
 
 
+def _parse_job(
+    jraw: Any,
+    path: str,
+    where: str,
+    profiles: dict[str, Profile],
+    bad_profiles: dict[str, InputError],
+    seen: set[str],
+) -> JobSpec:
+    """Validate one job entry; every error names the job (its id once known) and the key."""
+    if not isinstance(jraw, dict):
+        raise InputError(f"expected a job object, got {type(jraw).__name__}", path, where)
+    if "id" not in jraw:
+        raise InputError("missing field 'id'", path, where)
+    raw_id = jraw["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        raise InputError(
+            f"expected a job id (a non-empty string or an integer), got {raw_id!r}",
+            path,
+            f"{where}.id",
+        )
+    jid = str(raw_id)
+
+    def bad(message: str, key: str) -> InputError:
+        return InputError(f"job {jid!r}: {message}", path, f"{where}.{key}")
+
+    for key in ("subtime", "res", "profile"):
+        if key not in jraw:
+            raise InputError(f"job {jid!r}: missing field '{key}'", path, where)
+    if jid in seen:
+        raise bad(f"duplicate job id {jid!r}", "id")
+    seen.add(jid)
+    try:
+        subtime = _number(jraw["subtime"], path, f"{where}.subtime", unit="seconds")
+    except InputError as exc:
+        raise bad(exc.message, "subtime") from None
+    res = jraw["res"]
+    if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+        raise bad(f"expected a positive integer (cores), got {res!r}", "res")
+    pname = jraw["profile"]
+    if isinstance(pname, str) and pname in bad_profiles:
+        exc = bad_profiles[pname]
+        raise InputError(f"job {jid!r} uses profile {pname!r}: {exc.message}", path, exc.where)
+    if not isinstance(pname, str) or pname not in profiles:
+        raise bad(
+            f"unknown profile {pname!r}; expected the name of a profile of 'profiles'", "profile"
+        )
+    walltime = jraw.get("walltime")
+    if walltime is not None and walltime != -1:
+        try:
+            walltime = _number(walltime, path, f"{where}.walltime", unit="seconds")
+        except InputError as exc:
+            raise bad(exc.message, "walltime") from None
+        if walltime <= 0:
+            raise bad("walltime must be positive (or -1 for none)", "walltime")
+    else:
+        walltime = None
+    extra = {
+        k: v for k, v in jraw.items() if k not in ("id", "subtime", "res", "profile", "walltime")
+    }
+    try:
+        _check_gpu_fields(extra, path, where)
+    except InputError as exc:
+        raise InputError(f"job {jid!r}: {exc.message}", path, exc.where) from None
+    return JobSpec(jid, subtime, res, pname, walltime, extra)
+
+
 def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
     """Load and validate a Batsim workload JSON file.
 
@@ -198,58 +276,20 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
         raise InputError("expected an object mapping names to profiles", path, "profiles")
     if not isinstance(raw["jobs"], list):
         raise InputError("expected a list of jobs", path, "jobs")
-    profiles = {
-        pname: parse_profile(pname, praw, path, f"profiles.{pname}")
-        for pname, praw in raw["profiles"].items()
-    }
+    # A bad profile is reported with the first job that uses it (the job a user looks for).
+    profiles: dict[str, Profile] = {}
+    bad_profiles: dict[str, InputError] = {}
+    for pname, praw in raw["profiles"].items():
+        try:
+            profiles[pname] = parse_profile(pname, praw, path, f"profiles.{pname}")
+        except InputError as exc:
+            bad_profiles[pname] = exc
     jobs: list[JobSpec] = []
     seen: set[str] = set()
     for index, jraw in enumerate(raw["jobs"]):
-        where = f"jobs[{index}]"
-        if not isinstance(jraw, dict):
-            raise InputError("expected a job object", path, where)
-        for key in ("id", "subtime", "res", "profile"):
-            if key not in jraw:
-                raise InputError(f"missing field '{key}'", path, where)
-        jid = str(jraw["id"])
-        if jid in seen:
-            raise InputError(f"duplicate job id {jid!r}", path, f"{where}.id")
-        seen.add(jid)
-        res = jraw["res"]
-        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-            raise InputError(f"expected a positive integer, got {res!r}", path, f"{where}.res")
-        if not isinstance(jraw["profile"], str) or jraw["profile"] not in profiles:
-            raise InputError(
-                f"unknown profile {jraw['profile']!r}; expected the name of a profile of "
-                "'profiles'",
-                path,
-                f"{where}.profile",
-            )
-        walltime = jraw.get("walltime")
-        if walltime is not None and walltime != -1:
-            walltime = _number(walltime, path, f"{where}.walltime")
-            if walltime <= 0:
-                raise InputError(
-                    "walltime must be positive (or -1 for none)", path, f"{where}.walltime"
-                )
-        else:
-            walltime = None
-        extra = {
-            k: v
-            for k, v in jraw.items()
-            if k not in ("id", "subtime", "res", "profile", "walltime")
-        }
-        _check_gpu_fields(extra, path, where)
-        jobs.append(
-            JobSpec(
-                jid,
-                _number(jraw["subtime"], path, f"{where}.subtime"),
-                res,
-                str(jraw["profile"]),
-                walltime,
-                extra,
-            )
-        )
+        jobs.append(_parse_job(jraw, path, f"jobs[{index}]", profiles, bad_profiles, seen))
+    if bad_profiles:  # profiles no job uses are still checked
+        raise next(iter(bad_profiles.values()))
     jobs.sort(key=lambda j: j.subtime)
     nb_res = raw.get("nb_res", 0)
     if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 0:

@@ -31,6 +31,7 @@ from typing import Any
 
 from hdeeprm import __version__
 from hdeeprm._atomic import ensure_dir, json_text
+from hdeeprm._inputfile import check_input_file
 from hdeeprm._manifest import MANIFEST_FILE as MANIFEST_FILE
 from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
@@ -133,6 +134,13 @@ def prepare_inputs(
         InputError: bad inputs, or a file in the run folder that hdeeprm would have to
             generate but did not write (nothing is written then).
     """
+    # Refused before anything is opened: a FIFO would block, a symlink loop would not resolve.
+    source = f" of {options.source.name}" if options.source else ""
+    check_input_file(options.platform_file_path, "platform file", "platform_file_path" + source)
+    if custom_workload is not None:
+        check_input_file(custom_workload, "workload file", "-cw")
+    elif options.synthetic_workload is None and options.workload_file_path is not None:
+        check_input_file(options.workload_file_path, "trace", "workload_file_path" + source)
     out = Path(output_dir) if output_dir is not None else options.base_dir
     ensure_dir(out)
     manifest = Manifest.load(out)

@@ -175,6 +175,9 @@ def prepare_inputs(
             continue
         raise _foreign_file_error(path, why, custom_path is not None)
 
+    # A user's workload is checked before anything is written to the run folder.
+    custom = load_workload(custom_path) if custom_path is not None else None
+
     def fresh(name: str, key: Any) -> bool:
         target = out / name
         if not target.exists():
@@ -207,9 +210,9 @@ def prepare_inputs(
     conversion = None
     mem_bw_range = None
     limits_path = out / JOB_LIMITS_FILE
-    if custom_path is not None:
+    if custom_path is not None and custom is not None:
         workload_path = custom_path
-        workload = load_workload(workload_path)
+        workload = custom
         beside = workload_path.parent / JOB_LIMITS_FILE
         if user_limits:
             job_limits = load_job_limits(limits_path)

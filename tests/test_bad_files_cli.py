@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -131,3 +132,27 @@ def test_sim_refuses_an_export_prefix_under_a_file_before_simulating(tmp_path: P
     assert line == (
         f"hdeeprm-sim: error: {blocker}: cannot create the folder: a file with that name exists"
     )
+
+
+def test_other_scripts_refuse_a_fifo_instead_of_waiting(tmp_path: Path) -> None:
+    """hdeeprm-jobstat, hdeeprm-sweep and hdeeprm-visual --workload: exit 2 at once (an alarm
+    fails the test if one of them waits for a writer)."""
+    from hdeeprm.cli import jobstat, sweep, visual
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    calls = [
+        (jobstat.main, [str(fifo), "req_time", "mean"]),
+        (sweep.main, [str(fifo), "--list"]),
+        (visual.main, [str(tmp_path), "mem_bubbles", "--workload", str(fifo), "-s", "x.png"]),
+    ]
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.alarm(60)
+    try:
+        for command, args in calls:
+            result = CliRunner().invoke(command, args)
+            assert result.exit_code == 2, result.output
+            assert "is a FIFO (named pipe)" in result.output and str(fifo) in result.output
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hdeeprm._inputfile import check_input_file
 from hdeeprm.errors import InputError
 from hdeeprm.workload.convert import select_jobs
 from hdeeprm.workload.model import load_workload
@@ -168,6 +169,10 @@ def main(
         parse_statistic(statistic)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="STATISTIC") from None
+    try:
+        check_input_file(workload, "workload")  # a FIFO would block the reader forever
+    except InputError as exc:
+        raise click.BadParameter(str(exc), param_hint="WORKLOAD") from None
     is_json = Path(workload).suffix.lower() == ".json"
     if field == "mem_bw" and not is_json:
         raise click.BadParameter(

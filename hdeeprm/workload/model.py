@@ -151,7 +151,7 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
         )
     extra = {k: v for k, v in raw.items() if k not in ("type", "delay", "cpu", "com")}
     for key, unit in PROFILE_NUMBERS.items():
-        if key in extra:
+        if key in extra and not _plain_number(extra[key]):
             _number(extra[key], path, f"{where}.{key}", unit=unit)
     if ptype == "delay":
         if "delay" not in raw:
@@ -188,70 +188,86 @@ def _check_gpu_fields(extra: dict[str, Any], path: str, where: str) -> None:
         )
 
 
+def _plain_number(value: Any) -> bool:
+    """Whether ``value`` is a finite non-negative int or float (the fast path of checks)."""
+    kind = type(value)
+    return (kind is float or kind is int) and 0 <= value < math.inf
+
+
+def _job_error(jid: str, message: str, path: str, where: str) -> InputError:
+    return InputError(f"job {jid!r}: {message}", path, where)
+
+
 def _parse_job(
     jraw: Any,
     path: str,
-    where: str,
+    index: int,
     profiles: dict[str, Profile],
     bad_profiles: dict[str, InputError],
     seen: set[str],
 ) -> JobSpec:
     """Validate one job entry; every error names the job (its id once known) and the key."""
     if not isinstance(jraw, dict):
-        raise InputError(f"expected a job object, got {type(jraw).__name__}", path, where)
+        raise InputError(
+            f"expected a job object, got {type(jraw).__name__}", path, f"jobs[{index}]"
+        )
     if "id" not in jraw:
-        raise InputError("missing field 'id'", path, where)
+        raise InputError("missing field 'id'", path, f"jobs[{index}]")
     raw_id = jraw["id"]
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
         raise InputError(
             f"expected a job id (a non-empty string or an integer), got {raw_id!r}",
             path,
-            f"{where}.id",
+            f"jobs[{index}].id",
         )
     jid = str(raw_id)
-
-    def bad(message: str, key: str) -> InputError:
-        return InputError(f"job {jid!r}: {message}", path, f"{where}.{key}")
-
     for key in ("subtime", "res", "profile"):
         if key not in jraw:
-            raise InputError(f"job {jid!r}: missing field '{key}'", path, where)
+            raise _job_error(jid, f"missing field '{key}'", path, f"jobs[{index}]")
     if jid in seen:
-        raise bad(f"duplicate job id {jid!r}", "id")
+        raise _job_error(jid, f"duplicate job id {jid!r}", path, f"jobs[{index}].id")
     seen.add(jid)
-    try:
-        subtime = _number(jraw["subtime"], path, f"{where}.subtime", unit="seconds")
-    except InputError as exc:
-        raise bad(exc.message, "subtime") from None
+    subtime = jraw["subtime"]
+    if not _plain_number(subtime):
+        try:
+            _number(subtime, path, "", unit="seconds")
+        except InputError as exc:
+            raise _job_error(jid, exc.message, path, f"jobs[{index}].subtime") from None
     res = jraw["res"]
-    if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-        raise bad(f"expected a positive integer (cores), got {res!r}", "res")
+    if type(res) is not int or res < 1:
+        message = f"expected a positive integer (cores), got {res!r}"
+        raise _job_error(jid, message, path, f"jobs[{index}].res")
     pname = jraw["profile"]
-    if isinstance(pname, str) and pname in bad_profiles:
-        exc = bad_profiles[pname]
-        raise InputError(f"job {jid!r} uses profile {pname!r}: {exc.message}", path, exc.where)
-    if not isinstance(pname, str) or pname not in profiles:
-        raise bad(
-            f"unknown profile {pname!r}; expected the name of a profile of 'profiles'", "profile"
-        )
+    if type(pname) is not str or pname not in profiles:
+        if isinstance(pname, str) and pname in bad_profiles:
+            first = bad_profiles[pname]
+            raise InputError(
+                f"job {jid!r} uses profile {pname!r}: {first.message}", path, first.where
+            )
+        message = f"unknown profile {pname!r}; expected the name of a profile of 'profiles'"
+        raise _job_error(jid, message, path, f"jobs[{index}].profile")
     walltime = jraw.get("walltime")
     if walltime is not None and walltime != -1:
-        try:
-            walltime = _number(walltime, path, f"{where}.walltime", unit="seconds")
-        except InputError as exc:
-            raise bad(exc.message, "walltime") from None
+        if not _plain_number(walltime):
+            try:
+                _number(walltime, path, "", unit="seconds")
+            except InputError as exc:
+                raise _job_error(jid, exc.message, path, f"jobs[{index}].walltime") from None
         if walltime <= 0:
-            raise bad("walltime must be positive (or -1 for none)", "walltime")
+            message = "walltime must be positive (or -1 for none)"
+            raise _job_error(jid, message, path, f"jobs[{index}].walltime")
+        walltime = float(walltime)
     else:
         walltime = None
     extra = {
         k: v for k, v in jraw.items() if k not in ("id", "subtime", "res", "profile", "walltime")
     }
-    try:
-        _check_gpu_fields(extra, path, where)
-    except InputError as exc:
-        raise InputError(f"job {jid!r}: {exc.message}", path, exc.where) from None
-    return JobSpec(jid, subtime, res, pname, walltime, extra)
+    if extra:
+        try:
+            _check_gpu_fields(extra, path, f"jobs[{index}]")
+        except InputError as exc:
+            raise _job_error(jid, exc.message, path, exc.where or "") from None
+    return JobSpec(jid, float(subtime), res, pname, walltime, extra)
 
 
 def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
@@ -287,7 +303,7 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
     jobs: list[JobSpec] = []
     seen: set[str] = set()
     for index, jraw in enumerate(raw["jobs"]):
-        jobs.append(_parse_job(jraw, path, f"jobs[{index}]", profiles, bad_profiles, seen))
+        jobs.append(_parse_job(jraw, path, index, profiles, bad_profiles, seen))
     if bad_profiles:  # profiles no job uses are still checked
         raise next(iter(bad_profiles.values()))
     jobs.sort(key=lambda j: j.subtime)

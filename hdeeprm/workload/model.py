@@ -122,16 +122,26 @@ class Workload:
 
 #: hdeeprm's numeric profile fields (read by the decision system) and their units.
 PROFILE_NUMBERS = {"req_time": "seconds", "req_ops": "flops", "mem": "MB", "mem_bw": "GB/s"}
+#: Of those, the ones that may be infinite (an unknown request: the decision system reads it so).
+MAY_BE_INFINITE = ("req_time", "req_ops")
 
 
 def _number(
-    value: Any, path: str, where: str, *, minimum: float | None = 0.0, unit: str = ""
+    value: Any,
+    path: str,
+    where: str,
+    *,
+    minimum: float | None = 0.0,
+    unit: str = "",
+    infinite: bool = False,
 ) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or math.isnan(value) or (math.isinf(value) and not infinite):
         hint = f" in {unit}" if unit else ""
         if isinstance(value, str):
             hint += ", without quotes or unit"
-        raise InputError(f"expected a finite number{hint}, got {value!r}", path, where)
+        kind = "a number" if infinite else "a finite number"
+        raise InputError(f"expected {kind}{hint}, got {value!r}", path, where)
     if minimum is not None and value < minimum:
         raise InputError(f"expected a number >= {minimum:g}, got {value!r}", path, where)
     return float(value)
@@ -152,7 +162,8 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
     extra = {k: v for k, v in raw.items() if k not in ("type", "delay", "cpu", "com")}
     for key, unit in PROFILE_NUMBERS.items():
         if key in extra and not _plain_number(extra[key]):
-            _number(extra[key], path, f"{where}.{key}", unit=unit)
+            infinite = key in MAY_BE_INFINITE
+            _number(extra[key], path, f"{where}.{key}", unit=unit, infinite=infinite)
     if ptype == "delay":
         if "delay" not in raw:
             raise InputError("missing field 'delay' (seconds)", path, where)

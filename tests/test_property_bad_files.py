@@ -28,6 +28,7 @@ from hdeeprm.errors import InputError
 from hdeeprm.platform import load_platform
 from hdeeprm.platform.simgrid import platform_xml
 from hdeeprm.workload import load_workload
+from hdeeprm.workload.model import PROFILE_NUMBERS
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNING_PLATFORM = REPO / "platform_examples" / "learning.json"
@@ -133,6 +134,27 @@ def test_a_workload_field_of_the_wrong_type_names_file_job_and_key(tmp_path: Pat
     assert key in str(error)
     if job is not None:
         assert f"job {job!r}" in error.message, error
+
+
+@PROPERTY
+@given(
+    key=st.sampled_from(sorted(PROFILE_NUMBERS)),
+    value=st.one_of(not_a_number, st.floats(min_value=0, max_value=1e9)),
+    index=st.sampled_from([0, 1]),
+)
+def test_a_profile_field_on_a_job_is_refused(tmp_path: Path, key: str, value, index: int) -> None:
+    """hdeeprm reads ``mem``, ``mem_bw``, ``req_time`` and ``req_ops`` from the profile: on the
+    job they would be silently ignored."""
+    doc = copy.deepcopy(WORKLOAD)
+    doc["jobs"][index][key] = value
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as caught:
+        load_workload(path)
+    job = doc["jobs"][index]
+    assert caught.value.where == f"jobs[{index}].{key}"
+    assert f"job {str(job['id'])!r}" in caught.value.message
+    assert f"profiles.{job['profile']}.{key}" in caught.value.message
 
 
 # --------------------------------------------------------------------------- path arguments

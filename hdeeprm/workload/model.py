@@ -278,6 +278,15 @@ def _parse_job(
             _check_gpu_fields(extra, path, f"jobs[{index}]")
         except InputError as exc:
             raise _job_error(jid, exc.message, path, exc.where or "") from None
+        for key in PROFILE_NUMBERS:
+            if key in extra:  # hdeeprm would ignore it there: a silent mistake
+                raise _job_error(
+                    jid,
+                    f"{key} is read from the job's profile, not from the job: move it to "
+                    f"profiles.{pname}.{key}",
+                    path,
+                    f"jobs[{index}].{key}",
+                )
     return JobSpec(jid, float(subtime), res, pname, walltime, extra)
 
 

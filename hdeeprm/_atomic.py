@@ -31,8 +31,12 @@ def ensure_dir(path: str | os.PathLike[str]) -> None:
     """Create the folder ``path`` (and its parents) or raise :class:`OutputError` saying why."""
     try:
         os.makedirs(path, exist_ok=True)
-    except FileExistsError:  # a regular file where the folder should be
-        raise OutputError("cannot create the folder: a file with that name exists", path) from None
+    except FileExistsError:  # a regular file (or a broken link) where the folder should be
+        if os.path.islink(path):
+            why = "a symbolic link that leads to no folder (dangling, or a loop) has that name"
+        else:
+            why = "a file with that name exists"
+        raise OutputError(f"cannot create the folder: {why}", path) from None
     except OSError as exc:
         raise output_error(exc, path) from None
 
@@ -68,6 +72,8 @@ def temporary_sibling(path: str | os.PathLike[str], binary: bool = False, **text
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Raise :class:`OutputError` now if ``path`` could not be written later (a model saved
     only after hours of training): creates and removes a temporary sibling."""
+    if os.path.isdir(path):
+        raise OutputError("is a folder; expected a file name (or a path to replace)", path)
     tmp, stream = temporary_sibling(path, binary=True)
     stream.close()
     with contextlib.suppress(OSError):

@@ -19,7 +19,19 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hdeeprm"
 #: ``hdeeprm/__init__.py`` itself); names of one layer may import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # core helpers
-    ("", "errors", "logs", "_atomic", "_jsonfile", "_manifest", "_digest", "_gc", "_ray", "data"),
+    (
+        "",
+        "errors",
+        "logs",
+        "_atomic",
+        "_inputfile",
+        "_jsonfile",
+        "_manifest",
+        "_digest",
+        "_gc",
+        "_ray",
+        "data",
+    ),
     ("platform",),
     ("workload",),
     ("simulation",),

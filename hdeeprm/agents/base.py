@@ -45,7 +45,7 @@ class Agent(nn.Module):
 
     def decide(self, observation: Any) -> int:
         """The index of the action to take given ``observation``."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement decide(observation)")
 
     def alter(self, action: int, env: Environment) -> Any:
         """Apply ``action`` to the environment; returns whatever its ``step`` returns."""

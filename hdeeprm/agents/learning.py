@@ -21,8 +21,11 @@ very short episodes give a noisy scale (seed 003, section 3.1).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import os
+import traceback
 from typing import Any
 
 import numpy as np
@@ -30,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from hdeeprm.agents.base import Agent
-from hdeeprm.errors import InputError, SimulationError
+from hdeeprm.errors import HDeepRMError, InputError, SimulationError
 
 #: Added to standard deviations before dividing by them.
 EPS = 1e-8
@@ -44,6 +47,61 @@ def source_file(cls: type) -> str | None:
         return inspect.getsourcefile(cls)
     except TypeError:  # classes built at run time
         return None
+
+
+#: Methods a user's agent class defines whose exceptions are reported as the user's mistake.
+USER_METHODS = ("decide", "forward_policy", "forward_value")
+
+
+def _user_frame(exc: BaseException, file: str | None) -> tuple[int, str] | None:
+    """Line number and source text of the deepest frame of ``exc`` inside ``file``."""
+    found = None
+    if file is None:
+        return None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.realpath(frame.filename) == os.path.realpath(file):
+            found = (frame.lineno or 0, (frame.line or "").strip())
+    return found
+
+
+def agent_code_error(cls: type, method: str, exc: BaseException) -> InputError:
+    """The one-line :class:`InputError` for an exception raised inside a user's agent method:
+    names the class, the method, the exception and the user's own line."""
+    file = source_file(cls)
+    frame = _user_frame(exc, file)
+    message = f"agent {cls.__name__}.{method} raised {exc!r}"
+    if frame is None:
+        return InputError(message, file, f"class {cls.__name__}")
+    line, text = frame
+    if text:
+        message += f" in `{text}`"
+    return InputError(message, file, f"line {line}")
+
+
+def _reported(cls: type, method: str, function: Any) -> Any:
+    """``function`` (a user's method) with its exceptions turned into :func:`agent_code_error`
+    (hdeeprm's own errors and Ctrl-C pass through as they are)."""
+
+    @functools.wraps(function)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(self, *args, **kwargs)
+        except HDeepRMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of user code is the user's
+            raise agent_code_error(cls, method, exc) from exc
+
+    call._hdeeprm_reported = True  # type: ignore[attr-defined]
+    return call
+
+
+def _not_implemented(agent: Any, method: str, expected: str) -> InputError:
+    name = type(agent).__name__
+    return InputError(
+        f"agent {name} does not implement {method}: {expected}",
+        source_file(type(agent)),
+        f"class {name}",
+    )
 
 
 class LearningAgent(Agent):
@@ -66,6 +124,26 @@ class LearningAgent(Agent):
     return_m2: torch.Tensor
     rewards: list[float]
     _learning_init_called: bool
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the decision methods a user's class defines (any class outside hdeeprm), so an
+        exception inside them names the class, the method and the user's line."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.split(".")[0] == "hdeeprm":
+            return
+        for method in USER_METHODS:
+            function = cls.__dict__.get(method)
+            if callable(function) and not getattr(function, "_hdeeprm_reported", False):
+                setattr(cls, method, _reported(cls, method, function))
+
+    def decide(self, observation: Any) -> int:
+        """Pick an action index (policy agents sample their policy)."""
+        raise _not_implemented(
+            self,
+            "decide",
+            "an agent with only a value head (forward_value) cannot choose actions; extend "
+            "PolicyLearningAgent too and define forward_policy, or define decide(observation)",
+        )
 
     def __new__(cls, *args: Any, **kwargs: Any) -> LearningAgent:
         self = super().__new__(cls)
@@ -214,7 +292,12 @@ class PolicyLearningAgent(LearningAgent):
 
     def forward_policy(self, observation: torch.Tensor) -> torch.Tensor:
         """Action probabilities for a ``(1, n)`` observation batch: shape ``(1, actions)``."""
-        raise NotImplementedError
+        raise _not_implemented(
+            self,
+            "forward_policy",
+            "a PolicyLearningAgent defines forward_policy(observation) returning a tensor of "
+            "probabilities, shape (1, actions)",
+        )
 
     def forward(self, observation: Any) -> torch.Tensor:
         """Action probabilities (``agent(observation)``)."""
@@ -227,6 +310,15 @@ class PolicyLearningAgent(LearningAgent):
         ``deterministic``); keep its log-probability for the loss."""
         obs = self.as_tensor(observation)
         raw = self.forward_policy(obs)
+        if not isinstance(raw, torch.Tensor):
+            name = type(self).__name__
+            raise InputError(
+                f"{name}.forward_policy returned a {type(raw).__name__}: expected a "
+                "torch.Tensor of probabilities, shape (1, actions) (apply softmax to the "
+                "last layer)",
+                source_file(type(self)),
+                f"class {name}",
+            )
         #: Shape of the last policy output, as returned (for error messages).
         self.policy_shape = tuple(raw.shape)
         probs = raw.reshape(-1)
@@ -273,11 +365,25 @@ class ValueLearningAgent(LearningAgent):
 
     def forward_value(self, observation: torch.Tensor) -> torch.Tensor:
         """Estimated return for a ``(1, n)`` observation batch: shape ``(1, 1)``."""
-        raise NotImplementedError
+        raise _not_implemented(
+            self,
+            "forward_value",
+            "a ValueLearningAgent defines forward_value(observation) returning a tensor of "
+            "shape (1, 1)",
+        )
 
     def record(self, observation: torch.Tensor) -> None:
         super().record(observation)
-        self.values.append(self.forward_value(observation).reshape(()))
+        value = self.forward_value(observation)
+        if not isinstance(value, torch.Tensor) or value.numel() != 1:
+            name = type(self).__name__
+            got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise InputError(
+                f"{name}.forward_value returned {got}: expected a torch.Tensor of shape (1, 1)",
+                source_file(type(self)),
+                f"class {name}",
+            )
+        self.values.append(value.reshape(()))
 
     def evaluate(self, observation: Any) -> float:
         """Estimate and keep the value of ``observation`` (for agents that decide otherwise)."""

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hdeeprm._inputfile import check_input_file
 from hdeeprm.agents.learning import LearningAgent
 from hdeeprm.errors import InputError
 
@@ -36,9 +37,10 @@ def load_agent_class(path: str | os.PathLike[str]) -> type[LearningAgent]:
     Raises :class:`InputError` (naming the file) when the file is missing, fails to import,
     defines no ``LearningAgent`` subclass or several unrelated ones.
     """
-    file = Path(path).resolve()
-    if not file.is_file():
+    if not os.path.lexists(path):
         raise InputError("agent file not found (expected a Python file defining the agent)", path)
+    check_input_file(path, "agent file")  # before resolve(): a symlink loop, a FIFO
+    file = Path(path).resolve()
     name = _module_name(file)
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

@@ -28,6 +28,8 @@ import numpy as np
 from hdeeprm._atomic import atomic_open
 from hdeeprm.analysis import series as ts
 from hdeeprm.analysis.runfolder import (
+    HIERARCHY_FILE,
+    JOBS_FILE,
     PROB_PREFIX,
     RunFolder,
     RunFolderError,
@@ -332,8 +334,33 @@ def plot_gantt_no_label(run: RunFolder, fig: Figure | None = None) -> Figure:
 # --------------------------------------------------------------------------- conflicts
 
 
+def check_hosts_in_platform(run: RunFolder) -> None:
+    """Refuse an ``out_jobs.csv`` whose jobs ran on hosts (cores) the run folder's platform
+    (``res_hierarchy.json``) does not have: idle cores would be counted against the wrong
+    total and the figure would be silently wrong (outputs of another platform's run)."""
+    if run.jobs.allocated is None or not (run.path / HIERARCHY_FILE).is_file():
+        return  # the core count comes from the allocations themselves: consistent
+    rows, lows, highs = run.allocations
+    nb_cores = run.nb_cores
+    outside = np.flatnonzero(highs >= nb_cores)
+    if outside.size == 0:
+        return
+    first = int(outside[0])
+    row = int(rows[first])
+    host = max(int(lows[first]), nb_cores)
+    raise RunFolderError(
+        f"job {run.jobs.ids[row]!r} ran on host {host}, which the platform of this run folder "
+        f"({HIERARCHY_FILE}: {nb_cores} cores, hosts 0-{nb_cores - 1}) does not have; these "
+        "outputs come from another platform: run again into a fresh folder (-o), or put the "
+        f"run's own {HIERARCHY_FILE} beside them",
+        run.path / JOBS_FILE,
+        f"line {row + 2}",
+    )
+
+
 def plot_core_bubbles(run: RunFolder, fig: Figure | None = None) -> Figure:
     """Idle cores while jobs wait (thesis 5.2.2: utilization bubbles)."""
+    check_hosts_in_platform(run)
     fig = fig if fig is not None else new_figure()
     jobs = run.jobs
     end = _end_time(run)

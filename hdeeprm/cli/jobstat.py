@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hdeeprm._inputfile import check_input_file
 from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import InputError
 from hdeeprm.workload.convert import select_jobs
@@ -170,6 +171,10 @@ def main(
         parse_statistic(statistic)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="STATISTIC") from None
+    try:
+        check_input_file(workload, "workload")  # a FIFO would block the reader forever
+    except InputError as exc:
+        raise click.BadParameter(str(exc), param_hint="WORKLOAD") from None
     is_json = Path(workload).suffix.lower() == ".json"
     if field == "mem_bw" and not is_json:
         raise click.BadParameter(

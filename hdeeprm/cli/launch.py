@@ -139,10 +139,12 @@ def _launch(
     quiet: bool,
     batsim: BatsimChoice | None = None,
 ) -> None:
+    from hdeeprm._inputfile import check_input_file
     from hdeeprm.errors import InputError
     from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import load_options
 
+    check_input_file(options_file, "options file")
     options = load_options(options_file)
     learning = options.agent.type == "LEARNING"
     if not learning:
@@ -183,6 +185,9 @@ def _launch(
             options.source,
             "pybatsim.agent.type",
         )
+    for flag, what, value in (("-a", "agent file", agent_file), ("-im", "model file", in_model)):
+        if value is not None:
+            check_input_file(value, what, flag)
     if out_model is not None:
         from hdeeprm._atomic import check_writable
 

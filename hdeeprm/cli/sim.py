@@ -207,17 +207,23 @@ def serve(
     :func:`~hdeeprm.protocol.transport.open_requester`); ``freeze_heap`` moves everything loaded
     so far out of the garbage collector's reach (``gc.freeze``: for a process that only
     serves, as ``hdeeprm-sim``)."""
+    from hdeeprm._atomic import check_writable
+    from hdeeprm._inputfile import check_input_file
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
     from hdeeprm.workload.model import load_workload
 
+    check_input_file(platform_file, "platform file", "-p")
+    for path in workload_files:
+        check_input_file(path, "workload file", "-w")
     platform = load_platform_xml(platform_file, master_host)
     if initial_pstate is not None:
         platform = platform.with_initial_pstate(initial_pstate, os.fspath(platform_file))
     workloads = [load_workload(path, name=f"w{i}") for i, path in enumerate(workload_files)]
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
+    check_writable(folder / f"{prefix}jobs.csv")  # now, not after the whole simulation
     engine = Engine(platform, workloads, strict_allocation_size=True)
     timing = _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
     server = ProtocolServer(

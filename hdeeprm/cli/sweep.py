@@ -75,6 +75,7 @@ def _sweep(
     no_plots: bool,
     quiet: bool,
 ) -> int:
+    from hdeeprm._inputfile import check_input_file
     from hdeeprm.sweep import (
         ProgressPrinter,
         check_output_dir,
@@ -86,6 +87,7 @@ def _sweep(
         write_table,
     )
 
+    check_input_file(sweep_file, "sweep file")  # a FIFO would block the reader forever
     sweep = load_sweep(sweep_file, output_dir)
     if list_only:
         for run in sweep.runs:

@@ -124,6 +124,10 @@ def _draw(
 
     if save_path is not None:
         image_format(save_path)  # a bad suffix fails before any drawing
+    if workload_path is not None:
+        from hdeeprm._inputfile import check_input_file
+
+        check_input_file(workload_path, "workload file", "--workload")
     run = RunFolder(run_dir, workload=workload_path)
     if save_path is not None:
         fig = visualize(name, run, new_figure(figsize))

@@ -31,6 +31,7 @@ from typing import Any
 
 from hdeeprm import __version__
 from hdeeprm._atomic import ensure_dir, json_text
+from hdeeprm._inputfile import check_input_file
 from hdeeprm._manifest import MANIFEST_FILE as MANIFEST_FILE
 from hdeeprm._manifest import Manifest, file_sha256
 from hdeeprm.errors import InputError
@@ -133,6 +134,13 @@ def prepare_inputs(
         InputError: bad inputs, or a file in the run folder that hdeeprm would have to
             generate but did not write (nothing is written then).
     """
+    # Refused before anything is opened: a FIFO would block, a symlink loop would not resolve.
+    source = f" of {options.source.name}" if options.source else ""
+    check_input_file(options.platform_file_path, "platform file", "platform_file_path" + source)
+    if custom_workload is not None:
+        check_input_file(custom_workload, "workload file", "-cw")
+    elif options.synthetic_workload is None and options.workload_file_path is not None:
+        check_input_file(options.workload_file_path, "trace", "workload_file_path" + source)
     out = Path(output_dir) if output_dir is not None else options.base_dir
     ensure_dir(out)
     manifest = Manifest.load(out)
@@ -167,6 +175,9 @@ def prepare_inputs(
             continue
         raise _foreign_file_error(path, why, custom_path is not None)
 
+    # A user's workload is checked before anything is written to the run folder.
+    custom = load_workload(custom_path) if custom_path is not None else None
+
     def fresh(name: str, key: Any) -> bool:
         target = out / name
         if not target.exists():
@@ -199,9 +210,9 @@ def prepare_inputs(
     conversion = None
     mem_bw_range = None
     limits_path = out / JOB_LIMITS_FILE
-    if custom_path is not None:
+    if custom_path is not None and custom is not None:
         workload_path = custom_path
-        workload = load_workload(workload_path)
+        workload = custom
         beside = workload_path.parent / JOB_LIMITS_FILE
         if user_limits:
             job_limits = load_job_limits(limits_path)

@@ -120,9 +120,28 @@ class Workload:
         write_json(path, self.to_json())
 
 
-def _number(value: Any, path: str, where: str, *, minimum: float | None = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"expected a finite number, got {value!r}", path, where)
+#: hdeeprm's numeric profile fields (read by the decision system) and their units.
+PROFILE_NUMBERS = {"req_time": "seconds", "req_ops": "flops", "mem": "MB", "mem_bw": "GB/s"}
+#: Of those, the ones that may be infinite (an unknown request: the decision system reads it so).
+MAY_BE_INFINITE = ("req_time", "req_ops")
+
+
+def _number(
+    value: Any,
+    path: str,
+    where: str,
+    *,
+    minimum: float | None = 0.0,
+    unit: str = "",
+    infinite: bool = False,
+) -> float:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or math.isnan(value) or (math.isinf(value) and not infinite):
+        hint = f" in {unit}" if unit else ""
+        if isinstance(value, str):
+            hint += ", without quotes or unit"
+        kind = "a number" if infinite else "a finite number"
+        raise InputError(f"expected {kind}{hint}, got {value!r}", path, where)
     if minimum is not None and value < minimum:
         raise InputError(f"expected a number >= {minimum:g}, got {value!r}", path, where)
     return float(value)
@@ -141,6 +160,10 @@ def parse_profile(name: str, raw: Any, path: str, where: str) -> Profile:
             f"{where}.type",
         )
     extra = {k: v for k, v in raw.items() if k not in ("type", "delay", "cpu", "com")}
+    for key, unit in PROFILE_NUMBERS.items():
+        if key in extra and not _plain_number(extra[key]):
+            infinite = key in MAY_BE_INFINITE
+            _number(extra[key], path, f"{where}.{key}", unit=unit, infinite=infinite)
     if ptype == "delay":
         if "delay" not in raw:
             raise InputError("missing field 'delay' (seconds)", path, where)
@@ -176,6 +199,97 @@ def _check_gpu_fields(extra: dict[str, Any], path: str, where: str) -> None:
         )
 
 
+def _plain_number(value: Any) -> bool:
+    """Whether ``value`` is a finite non-negative int or float (the fast path of checks)."""
+    kind = type(value)
+    return (kind is float or kind is int) and 0 <= value < math.inf
+
+
+def _job_error(jid: str, message: str, path: str, where: str) -> InputError:
+    return InputError(f"job {jid!r}: {message}", path, where)
+
+
+def _parse_job(
+    jraw: Any,
+    path: str,
+    index: int,
+    profiles: dict[str, Profile],
+    bad_profiles: dict[str, InputError],
+    seen: set[str],
+) -> JobSpec:
+    """Validate one job entry; every error names the job (its id once known) and the key."""
+    if not isinstance(jraw, dict):
+        raise InputError(
+            f"expected a job object, got {type(jraw).__name__}", path, f"jobs[{index}]"
+        )
+    if "id" not in jraw:
+        raise InputError("missing field 'id'", path, f"jobs[{index}]")
+    raw_id = jraw["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        raise InputError(
+            f"expected a job id (a non-empty string or an integer), got {raw_id!r}",
+            path,
+            f"jobs[{index}].id",
+        )
+    jid = str(raw_id)
+    for key in ("subtime", "res", "profile"):
+        if key not in jraw:
+            raise _job_error(jid, f"missing field '{key}'", path, f"jobs[{index}]")
+    if jid in seen:
+        raise _job_error(jid, f"duplicate job id {jid!r}", path, f"jobs[{index}].id")
+    seen.add(jid)
+    subtime = jraw["subtime"]
+    if not _plain_number(subtime):
+        try:
+            _number(subtime, path, "", unit="seconds")
+        except InputError as exc:
+            raise _job_error(jid, exc.message, path, f"jobs[{index}].subtime") from None
+    res = jraw["res"]
+    if type(res) is not int or res < 1:
+        message = f"expected a positive integer (cores), got {res!r}"
+        raise _job_error(jid, message, path, f"jobs[{index}].res")
+    pname = jraw["profile"]
+    if type(pname) is not str or pname not in profiles:
+        if isinstance(pname, str) and pname in bad_profiles:
+            first = bad_profiles[pname]
+            raise InputError(
+                f"job {jid!r} uses profile {pname!r}: {first.message}", path, first.where
+            )
+        message = f"unknown profile {pname!r}; expected the name of a profile of 'profiles'"
+        raise _job_error(jid, message, path, f"jobs[{index}].profile")
+    walltime = jraw.get("walltime")
+    if walltime is not None and walltime != -1:
+        if not _plain_number(walltime):
+            try:
+                _number(walltime, path, "", unit="seconds")
+            except InputError as exc:
+                raise _job_error(jid, exc.message, path, f"jobs[{index}].walltime") from None
+        if walltime <= 0:
+            message = "walltime must be positive (or -1 for none)"
+            raise _job_error(jid, message, path, f"jobs[{index}].walltime")
+        walltime = float(walltime)
+    else:
+        walltime = None
+    extra = {
+        k: v for k, v in jraw.items() if k not in ("id", "subtime", "res", "profile", "walltime")
+    }
+    if extra:
+        try:
+            _check_gpu_fields(extra, path, f"jobs[{index}]")
+        except InputError as exc:
+            raise _job_error(jid, exc.message, path, exc.where or "") from None
+        for key in PROFILE_NUMBERS:
+            if key in extra:  # hdeeprm would ignore it there: a silent mistake
+                raise _job_error(
+                    jid,
+                    f"{key} is read from the job's profile, not from the job: move it to "
+                    f"profiles.{pname}.{key}",
+                    path,
+                    f"jobs[{index}].{key}",
+                )
+    return JobSpec(jid, float(subtime), res, pname, walltime, extra)
+
+
 def load_workload(path: str | os.PathLike[str], name: str = "w0") -> Workload:
     """Load and validate a Batsim workload JSON file.
 
@@ -200,58 +314,20 @@ def workload_from_json(raw: Any, path: str = "<workload>", name: str = "w0") -> 
         raise InputError("expected an object mapping names to profiles", path, "profiles")
     if not isinstance(raw["jobs"], list):
         raise InputError("expected a list of jobs", path, "jobs")
-    profiles = {
-        pname: parse_profile(pname, praw, path, f"profiles.{pname}")
-        for pname, praw in raw["profiles"].items()
-    }
+    # A bad profile is reported with the first job that uses it (the job a user looks for).
+    profiles: dict[str, Profile] = {}
+    bad_profiles: dict[str, InputError] = {}
+    for pname, praw in raw["profiles"].items():
+        try:
+            profiles[pname] = parse_profile(pname, praw, path, f"profiles.{pname}")
+        except InputError as exc:
+            bad_profiles[pname] = exc
     jobs: list[JobSpec] = []
     seen: set[str] = set()
     for index, jraw in enumerate(raw["jobs"]):
-        where = f"jobs[{index}]"
-        if not isinstance(jraw, dict):
-            raise InputError("expected a job object", path, where)
-        for key in ("id", "subtime", "res", "profile"):
-            if key not in jraw:
-                raise InputError(f"missing field '{key}'", path, where)
-        jid = str(jraw["id"])
-        if jid in seen:
-            raise InputError(f"duplicate job id {jid!r}", path, f"{where}.id")
-        seen.add(jid)
-        res = jraw["res"]
-        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-            raise InputError(f"expected a positive integer, got {res!r}", path, f"{where}.res")
-        if not isinstance(jraw["profile"], str) or jraw["profile"] not in profiles:
-            raise InputError(
-                f"unknown profile {jraw['profile']!r}; expected the name of a profile of "
-                "'profiles'",
-                path,
-                f"{where}.profile",
-            )
-        walltime = jraw.get("walltime")
-        if walltime is not None and walltime != -1:
-            walltime = _number(walltime, path, f"{where}.walltime")
-            if walltime <= 0:
-                raise InputError(
-                    "walltime must be positive (or -1 for none)", path, f"{where}.walltime"
-                )
-        else:
-            walltime = None
-        extra = {
-            k: v
-            for k, v in jraw.items()
-            if k not in ("id", "subtime", "res", "profile", "walltime")
-        }
-        _check_gpu_fields(extra, path, where)
-        jobs.append(
-            JobSpec(
-                jid,
-                _number(jraw["subtime"], path, f"{where}.subtime"),
-                res,
-                str(jraw["profile"]),
-                walltime,
-                extra,
-            )
-        )
+        jobs.append(_parse_job(jraw, path, index, profiles, bad_profiles, seen))
+    if bad_profiles:  # profiles no job uses are still checked
+        raise next(iter(bad_profiles.values()))
     jobs.sort(key=lambda j: j.subtime)
     nb_res = raw.get("nb_res", 0)
     if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 0:

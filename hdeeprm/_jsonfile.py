@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any
 
+from hdeeprm._inputfile import check_input_file
 from hdeeprm.errors import InputError
 
 #: Deepest nesting of arrays and objects accepted in any JSON input. The shipped files nest at
@@ -116,6 +117,7 @@ def read_json(
     Large machine-written files (workloads) may pass ``reject_duplicates=False`` to keep
     the C parser's full speed.
     """
+    check_input_file(path, what)  # a FIFO would block ``open``; loops and folders named
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()

@@ -168,8 +168,8 @@ class CorePool:
         self.over_ends.reset()
         for listener in self.gain_listeners + self.node_gain_listeners + self.demand_listeners:
             listener.update(range(len(self.proc_cores)))
-        for listener in self.node_change_listeners:
-            listener.update(range(len(self.node_capacity)))
+        for change_log in self.node_change_listeners:
+            change_log.update(range(len(self.node_capacity)))
 
     @property
     def free_cores(self) -> list[int]:
@@ -319,8 +319,8 @@ class CorePool:
         self.free_count += 1
         for listener in self.gain_listeners:
             listener.add(proc)
-        for listener in self.node_change_listeners:
-            listener.add(node)
+        for change_log in self.node_change_listeners:
+            change_log.add(node)
         if mem or self.node_free_mem[node] != before:
             for listener in self.node_gain_listeners:
                 listener.update(self.node_procs[node])
@@ -650,8 +650,8 @@ class CorePool:
         # over them (no listener reads them).
         for listener in self.gain_listeners:
             listener.update(touched)
-        for listener in self.node_change_listeners:
-            listener.update(nodes)
+        for change_log in self.node_change_listeners:
+            change_log.update(nodes)
         if mem_nodes:
             node_procs = self.node_procs
             for listener in self.node_gain_listeners:

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 import gymnasium as gym
 import numpy as np
@@ -381,6 +381,29 @@ def build_vector_env(
     if kind == "async":
         return gym.vector.AsyncVectorEnv(list(env_fns), autoreset_mode=mode, context="fork")
     raise ValueError(f"vector must be one of {VECTOR_KINDS}, got {kind!r}")
+
+
+class _HasGetAttr(Protocol):
+    def get_attr(self, name: str) -> tuple[Any, ...]: ...
+
+
+def first_env_attr(envs: gym.vector.VectorEnv, name: str) -> Any:
+    """Attribute ``name`` of the first sub-environment of a :func:`build_vector_env` result.
+
+    Each of those classes has ``get_attr``; Gymnasium's ``VectorEnv`` base class does not
+    declare it.
+    """
+    return cast(_HasGetAttr, envs).get_attr(name)[0]
+
+
+def flat_observation_size(envs: gym.vector.VectorEnv) -> int:
+    """Number of values in one sub-environment's observation (its space needs a shape)."""
+    shape = envs.single_observation_space.shape
+    if shape is None:
+        raise ValueError(
+            f"the observation space has no fixed shape: {envs.single_observation_space}"
+        )
+    return int(np.prod(shape))
 
 
 # --- checkpoints -----------------------------------------------------------------------------

@@ -42,7 +42,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -61,6 +61,8 @@ from hdeeprm.training.onpolicy import (
     UpdateLog,
     build_vector_env,
     explained_variance,
+    first_env_attr,
+    flat_observation_size,
     gae,
     gumbel_sample,
     read_checkpoint_file,
@@ -193,6 +195,11 @@ class PPOConfig(OnPolicyConfig):
 # --- the network -----------------------------------------------------------------------------
 class RunningMeanStd(nn.Module):
     """Mean and variance of everything seen so far (parallel-variance merge); saved buffers."""
+
+    #: The registered buffers (declared: ``nn.Module.__getattr__`` is typed ``Tensor | Module``).
+    mean: torch.Tensor
+    var: torch.Tensor
+    count: torch.Tensor
 
     def __init__(self, shape: tuple[int, ...]) -> None:
         super().__init__()
@@ -413,8 +420,8 @@ class PPOTrainer(OnPolicyTrainer):
             num_workers=config.num_workers,
         )
         if self.envs is not None:
-            obs_size = int(np.prod(self.envs.single_observation_space.shape))
-            action_names = list(self.envs.get_attr("action_names")[0])
+            obs_size = flat_observation_size(self.envs)
+            action_names = list(first_env_attr(self.envs, "action_names"))
         elif spaces is not None:
             obs_size, action_names = spaces[0], list(spaces[1])
         else:
@@ -454,7 +461,8 @@ class PPOTrainer(OnPolicyTrainer):
         p = min(probability, 1.0 - 1e-6)
         bias = math.log(p * (n - 1) / (1.0 - p))  # softmax of [bias, 0, ..., 0] gives p
         with torch.no_grad():
-            self.model.actor[-1].bias[self.action_names.index(name)] = bias
+            logits_layer = cast(nn.Linear, self.model.actor[-1])  # made by _layer
+            logits_layer.bias[self.action_names.index(name)] = bias
 
     # --- acting ------------------------------------------------------------------------------
     def predict(
@@ -502,6 +510,7 @@ class PPOTrainer(OnPolicyTrainer):
             self._next_mask = _mask_from(info, self.config.num_envs, len(self.action_names))
 
     def _act(self, rollout: Rollout, step: int) -> np.ndarray:
+        assert self._next_obs is not None  # set by reset_envs before the first step
         act, rollout.logprobs[step], rollout.values[step] = self.model.act(
             self._next_obs, self._next_mask, self.generator
         )

@@ -45,7 +45,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -58,6 +58,8 @@ from hdeeprm.training.onpolicy import (
     OnPolicyTrainer,
     Rollout,
     explained_variance,
+    first_env_attr,
+    flat_observation_size,
     gumbel_sample,
     seeded,
 )
@@ -144,6 +146,9 @@ class KernelJobNet(nn.Module):
     a present job requests at least one core (feature 2 > 0).
     """
 
+    #: The registered buffer (declared: ``nn.Module.__getattr__`` is typed ``Tensor | Module``).
+    order: torch.Tensor
+
     def __init__(
         self,
         slots: int,
@@ -174,7 +179,7 @@ class KernelJobNet(nn.Module):
             _layer(context + hidden, hidden, root2), nn.Tanh(), _layer(hidden, 1, 0.01)
         )
         with torch.no_grad():
-            self.nothing[-1].bias.fill_(nothing_bias)
+            cast(nn.Linear, self.nothing[-1]).bias.fill_(nothing_bias)  # made by _layer
         self.critic_embed = nn.Sequential(_layer(width + context, hidden, root2), nn.Tanh())
         self.critic = nn.Sequential(
             _layer(context + hidden + 1, critic, root2),
@@ -310,10 +315,10 @@ class TwoStepPPO(OnPolicyTrainer):
         # Every step's info (policy masks and rewards) is needed: ``full_info``.
         super().__init__(config, env_fns, run_dir=run_dir, tensorboard=tensorboard, full_info=True)
         if self.envs is not None:
-            slots = int(self.envs.get_attr("queue_slots")[0])
-            size = int(np.prod(self.envs.single_observation_space.shape))
-            policies = self.envs.get_attr("policies")[0]
-            width = int(self.envs.get_attr("job_width")[0])
+            slots = int(first_env_attr(self.envs, "queue_slots"))
+            size = flat_observation_size(self.envs)
+            policies = first_env_attr(self.envs, "policies")
+            width = int(first_env_attr(self.envs, "job_width"))
             spaces = {
                 "slots": slots,
                 "width": width,
@@ -339,11 +344,11 @@ class TwoStepPPO(OnPolicyTrainer):
                 config.slot_order_bias,
             )
             # One policy is no choice: no policy selector to train.
-            self.policy_net = (
-                PolicyNet(width + context, len(self.policies), config.policy_hidden)
-                if self.two_step and len(self.policies) > 1
-                else None
-            )
+            self.policy_net: PolicyNet | None = None
+            if self.policies is not None and len(self.policies) > 1:
+                self.policy_net = PolicyNet(
+                    width + context, len(self.policies), config.policy_hidden
+                )
         self.job_opt = torch.optim.Adam(
             self.job_net.parameters(), lr=config.learning_rate, eps=1e-5
         )
@@ -354,7 +359,8 @@ class TwoStepPPO(OnPolicyTrainer):
                 self.policy_net.parameters(), lr=config.policy_learning_rate, eps=1e-5
             )
         )
-        self._next_pmask: np.ndarray | None = None
+        #: Policy masks of the current observations (set by _observe with two steps).
+        self._next_pmask = np.ones((0, 0, 0), dtype=bool)
 
     # --- acting ----------------------------------------------------------------------------
     def _policy_input(self, obs: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
@@ -418,7 +424,7 @@ class TwoStepPPO(OnPolicyTrainer):
         return list(TWOSTEP_LOG_COLUMNS)
 
     def _optimizers(self) -> list[tuple[torch.optim.Optimizer, float]]:
-        out = [(self.job_opt, self.config.learning_rate)]
+        out: list[tuple[torch.optim.Optimizer, float]] = [(self.job_opt, self.config.learning_rate)]
         if self.policy_opt is not None:
             out.append((self.policy_opt, self.config.policy_learning_rate))
         return out
@@ -428,6 +434,7 @@ class TwoStepPPO(OnPolicyTrainer):
         shape = (cfg.num_steps, cfg.num_envs)
         rollout = Rollout.zeros(*shape, self.observation_size, self.slots + 1)
         if self.policy_net is not None:
+            assert self.policies is not None  # a policy selector is built only for policies
             # The policy selector's samples: input, mask row, action, log-prob, reward, value,
             # and whether a job was chosen (do nothing places nothing: not a sample).
             rollout.extra = {
@@ -541,11 +548,12 @@ class TwoStepPPO(OnPolicyTrainer):
         """A contextual bandit: advantage = immediate reward - value."""
         if not len(act):
             return {}
-        net = self.policy_net
+        net, opt = self.policy_net, self.policy_opt
+        assert net is not None and opt is not None  # called only with a policy selector
         b_in, b_rows = torch.from_numpy(np.ascontiguousarray(pin)), torch.from_numpy(rows)
         stats = self.ppo_epochs(
             net,
-            self.policy_opt,
+            opt,
             lambda idx: net.logits(b_in[idx], b_rows[idx]),
             lambda idx: net.value(b_in[idx]),
             torch.from_numpy(act),
@@ -597,6 +605,7 @@ class TwoStepPPO(OnPolicyTrainer):
         agent.job_opt.load_state_dict(state["job_opt"])
         if agent.policy_net is not None:
             agent.policy_net.load_state_dict(state["policy_net"])
+        if agent.policy_opt is not None:
             agent.policy_opt.load_state_dict(state["policy_opt"])
         agent.ret_rms.load(state["ret_rms"])
         agent.global_step, agent.updates, agent.episodes = (int(v) for v in state["counters"])

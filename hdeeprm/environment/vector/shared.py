@@ -53,7 +53,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing import shared_memory
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -121,6 +121,8 @@ class _Layout:
     def __init__(self, n: int, obs_space: gym.Space, act_space: gym.Space, mask_size: int) -> None:
         self.fields: dict[str, tuple[int, tuple[int, ...], np.dtype]] = {}
         self.size = 0
+        if act_space.shape is None or obs_space.shape is None:
+            raise ValueError("the observation and action spaces must have a fixed shape")
         self._add("actions", (n, *act_space.shape), np.dtype(act_space.dtype))
         self._add("obs", (n, *obs_space.shape), np.dtype(obs_space.dtype))
         self._add("rewards", (n,), np.dtype(np.float64))
@@ -134,7 +136,11 @@ class _Layout:
         self.fields[name] = (self.size, shape, dtype)
         self.size += -(-max(nbytes, 1) // 8) * 8
 
-    def views(self, buffer: memoryview) -> dict[str, np.ndarray]:
+    def views(self, block: shared_memory.SharedMemory) -> dict[str, np.ndarray]:
+        """The step arrays inside ``block`` (an open one: a closed block has no buffer)."""
+        buffer = block.buf
+        if buffer is None:
+            raise ValueError(f"the shared block {block.name} is closed")
         return {
             name: np.ndarray(shape, dtype, buffer=buffer, offset=offset)
             for name, (offset, shape, dtype) in self.fields.items()
@@ -184,6 +190,7 @@ class _Group:
         )
         same_step = self.mode is AutoresetMode.SAME_STEP
         extras: list[tuple[Any, ...]] = []
+        reward: SupportsFloat  # the environment's (any number type) or 0.0 after a reset
         for k, env in enumerate(self.envs):
             i = self.first + k
             self.current = i
@@ -285,7 +292,7 @@ def _worker(
             envs.append(fn())
         if parent_end is None:  # spawned: ``block`` was attached here by name
             _untrack(block)
-        arrays = _Layout(*layout_args).views(block.buf)
+        arrays = _Layout(*layout_args).views(block)
         group = _Group(envs, first, arrays, AutoresetMode(mode), full_info, discrete)
         conn.send_bytes(_OK)
     except BaseException as exc:  # noqa: BLE001 - reported to the main process
@@ -418,8 +425,10 @@ class SharedMemoryVectorEnv(VectorEnv):
         ):
             probe.close()
             raise ValueError(f"the action space must have a fixed shape, got {act_space}")
-        discrete = isinstance(act_space, gym.spaces.Discrete)
-        mask_size = int(act_space.n) if discrete else 0
+        if isinstance(act_space, gym.spaces.Discrete):
+            discrete, mask_size = True, int(act_space.n)
+        else:
+            discrete, mask_size = False, 0
         self.single_observation_space = obs_space
         self.single_action_space = act_space
         self.observation_space = batch_space(obs_space, n)
@@ -430,7 +439,7 @@ class SharedMemoryVectorEnv(VectorEnv):
         layout_args = (n, obs_space, act_space, mask_size)
         layout = _Layout(*layout_args)
         self._block = shared_memory.SharedMemory(create=True, size=layout.size)
-        self._arrays = layout.views(self._block.buf)
+        self._arrays = layout.views(self._block)
         self._arrays["mask"][:] = True
         ctx = mp.get_context(
             context or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
@@ -438,7 +447,9 @@ class SharedMemoryVectorEnv(VectorEnv):
         try:
             for w, group in enumerate(self.groups[1:], start=1):
                 parent, child = ctx.Pipe()
-                process = ctx.Process(
+                # Every context get_context returns has Process; typeshed's BaseContext (its
+                # type for a method name only known at run time) does not declare it.
+                process = ctx.Process(  # type: ignore[attr-defined]
                     target=_worker,
                     args=(
                         child,
@@ -689,7 +700,7 @@ class SharedMemoryVectorEnv(VectorEnv):
         return pickle.loads(body)
 
     def _gather(
-        self, command: str, payload: Any, method: str, local: Callable[[Any], list[Any]]
+        self, command: str, payload: Any, method: str, local: Callable[..., list[Any]]
     ) -> tuple[Any, ...]:
         self._check_open()
         for w in range(len(self._conns)):

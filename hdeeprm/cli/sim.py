@@ -173,11 +173,11 @@ def main(
 
 
 def _batsim_timing(engine, platform_file, master_host: str, energy: bool):  # noqa: ANN001, ANN202
-    from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
+    from hdeeprm.protocol.batsim_timing import BatsimTiming, message_routes
 
-    bandwidths = completion_bandwidths(platform_file, master_host)
-    hosts = engine.platform.hosts
-    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in hosts], energy=energy)
+    names = [h.name for h in engine.platform.hosts]
+    loopback, routes = message_routes(platform_file, names, master_host)
+    return BatsimTiming(engine, routes, energy=energy, loopback=loopback)
 
 
 def serve(
@@ -205,6 +205,7 @@ def serve(
     :func:`~hdeeprm.protocol.transport.open_requester`); ``freeze_heap`` moves everything loaded
     so far out of the garbage collector's reach (``gc.freeze``: for a process that only
     serves, as ``hdeeprm-sim``)."""
+    from hdeeprm.protocol.batsim_timing import check_batsim_accepts
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
@@ -216,6 +217,7 @@ def serve(
     workloads = [load_workload(path, name=f"w{i}") for i, path in enumerate(workload_files)]
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
+    check_batsim_accepts(platform_file, platform, master_host, energy=energy)
     engine = Engine(platform, workloads, strict_allocation_size=True)
     timing = _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
     server = ProtocolServer(

@@ -11,12 +11,14 @@ actors: the first 760 KTH-SP2 jobs on 100 one-core hosts meet such a tie at t = 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from batsim_env import jobs_differences
 from pybatsim_runs import run_on_batsim, run_on_hdeeprm
-from routing_platforms import no_network, write
+from routing_platforms import linked, no_network, write
 from trace_files import trace_path
 from trace_workloads import trace_inputs
 
@@ -57,3 +59,71 @@ def test_kth_window_on_a_platform_without_links(
     b = run_on_batsim(batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b")
     h = run_on_hdeeprm(pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "h")
     assert jobs_differences(b, h) == {}
+
+
+STYLES = [
+    pytest.param(lambda n: no_network(n, "Full"), id="full-no-link"),
+    pytest.param(lambda n: linked(n, "Full"), id="full-links"),
+    pytest.param(lambda n: linked(n, "Full", latency="10us"), id="full-links-latency"),
+    pytest.param(lambda n: linked(n, "Floyd"), id="floyd"),
+    pytest.param(lambda n: linked(n, "Dijkstra"), id="dijkstra"),
+]
+
+
+@pytest.mark.parametrize("platform", STYLES)
+def test_kth_window_on_each_routing_style(
+    tmp_path: Path, batsim_exe: Path, pybatsim_exe: Path, platform
+) -> None:
+    _, workload, _ = trace_inputs(
+        trace_path(KTH), _one_core_nodes(tmp_path, 100), tmp_path, "delay", 760
+    )
+    xml = write(tmp_path, "platform", platform(100))
+    b = run_on_batsim(batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b")
+    h = run_on_hdeeprm(pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "h")
+    assert jobs_differences(b, h) == {}
+
+
+REFUSED = [
+    # SimGrid's empty routing has no route, not even from a host to itself.
+    pytest.param(no_network(3, "None"), True, "There can't be route in an Empty zone", id="none"),
+    # With -E, SimGrid's energy plugin needs every compute host's power.
+    pytest.param(
+        no_network(3, power=False), True, "No power range properties", id="no-power-with-E"
+    ),
+]
+
+
+@pytest.mark.parametrize(("platform", "energy", "batsim_says"), REFUSED)
+def test_inputs_batsim_aborts_on_are_refused(
+    tmp_path: Path,
+    batsim_exe: Path,
+    pybatsim_exe: Path,
+    platform: str,
+    energy: bool,
+    batsim_says: str,
+) -> None:
+    xml = write(tmp_path, "platform", platform)
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps(SMALL_WORKLOAD))
+    with pytest.raises(AssertionError, match="exited with"):  # Batsim, then its scheduler
+        run_on_batsim(
+            batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b", energy=energy
+        )
+    assert batsim_says in (tmp_path / "b" / "batsim.log").read_text()
+    command = [sys.executable, "-m", "hdeeprm.cli.sim", "-p", str(xml), "-w", str(workload)]
+    command += ["-e", str(tmp_path / "h" / "out")] + (["-E"] if energy else [])
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Batsim" in lines[0] and batsim_says.split()[0] in lines[0]
+
+
+#: Three one-host jobs from t = 1: enough for Batsim to reach its first route or power query.
+SMALL_WORKLOAD = {
+    "nb_res": 3,
+    "jobs": [
+        {"id": str(i), "subtime": float(i), "walltime": 100.0, "res": 1, "profile": "d"}
+        for i in (1, 2, 3)
+    ],
+    "profiles": {"d": {"type": "delay", "delay": 10.0}},
+}

@@ -177,7 +177,8 @@ def _batsim_timing(engine, platform_file, master_host: str, energy: bool):  # no
     from hdeeprm.protocol.batsim_timing import BatsimTiming, message_routes
 
     names = [h.name for h in engine.platform.hosts]
-    loopback, routes = message_routes(platform_file, names, master_host)
+    master = engine.platform.master_host or master_host  # or the host whose role is master
+    loopback, routes = message_routes(platform_file, names, master)
     return BatsimTiming(engine, routes, energy=energy, loopback=loopback)
 
 
@@ -223,7 +224,9 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     if refuse_batsim_aborts:
-        check_batsim_accepts(platform_file, platform, master_host, energy=energy)
+        check_batsim_accepts(
+            platform_file, platform, platform.master_host or master_host, energy=energy
+        )
     engine = Engine(platform, workloads, strict_allocation_size=True)
     timing = _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
     server = ProtocolServer(

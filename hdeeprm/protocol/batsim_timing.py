@@ -148,7 +148,10 @@ class PlatformRoutes:
         self._zone_id: dict[int, str] = {}
         self._coords: dict[str, tuple[float, float, float]] = {}
         self._private: dict[str, tuple[str, str]] = {}
-        self.unsupported: str | None = None
+        #: Each ``<cluster>``'s links: private (up = down), backbone, loopback, limiter, and
+        #: its router's name.
+        self._clusters: dict[int, dict[str, Any]] = {}
+        self._routers: set[str] = set()
         self._walk(root, None)
 
     def _walk(self, element: ET.Element, zone: ET.Element | None) -> None:
@@ -167,11 +170,59 @@ class PlatformRoutes:
                 coords = child.get("coordinates")
                 if coords:
                     values = [float(v) for v in coords.split()]
-                    self._coords[name] = (values + [0.0, 0.0, 0.0])[:3]  # type: ignore[assignment]
+                    x, y, height = ([*values, 0.0, 0.0, 0.0])[:3]
+                    self._coords[name] = (x, y, height)
             elif tag == "host_link":
                 self._private[child.get("id", "")] = (child.get("up", ""), child.get("down", ""))
-            elif tag in ("cluster", "cabinet"):
-                self.unsupported = f"<{tag} id={child.get('id', '')!r}>"
+            elif tag == "cluster":
+                self._cluster(child, zone)
+
+    def _cluster(self, cluster: ET.Element, zone: ET.Element | None) -> None:
+        """A ``<cluster>``: a zone of its hosts, each with a private link (``bw``, ``lat``),
+        a backbone (``bb_bw``, ``bb_lat``), an optional loopback and limiter, and a router
+        (``router_id``, or PREFIX + id + ``_router`` + SUFFIX) as its gateway."""
+        path, get = self.path, cluster.get
+        cid, prefix, suffix = get("id", ""), get("prefix", ""), get("suffix", "")
+        self._parent[id(cluster)] = zone
+        self._zone_id[id(cluster)] = cid
+        if zone is not None:
+            self._zone_of[cid] = zone
+
+        def link(bw: str | None, lat: str | None) -> tuple[float, float] | None:
+            if bw is None and lat is None:
+                return None
+            return _bandwidth(bw or "0", path), _latency(lat or "0", path)
+
+        backbone = link(get("bb_bw"), get("bb_lat"))
+        if backbone is not None and backbone[0] <= 0.0 and backbone[1] <= 0.0:
+            backbone = None
+        limiter = get("limiter_link")
+        self._clusters[id(cluster)] = {
+            "private": link(get("bw", "0"), get("lat", "0")),
+            "backbone": backbone,
+            "loopback": link(get("loopback_bw"), get("loopback_lat")),
+            "limiter": (_bandwidth(limiter, path), 0.0) if limiter else None,
+        }
+        router = get("router_id") or f"{prefix}{cid}_router{suffix}"
+        self._routers.add(router)
+        self._zone_of[router] = cluster
+        for number in _radical(get("radical", "")):
+            self._zone_of[f"{prefix}{number}{suffix}"] = cluster
+
+    def _cluster_route(self, cluster: ET.Element, src: str, dst: str) -> _Route:
+        """SimGrid's cluster route: the source's limiter and private link up, the backbone,
+        the destination's private link down and limiter (none for the router); a host to
+        itself through its loopback if the cluster has one."""
+        info = self._clusters[id(cluster)]
+        if src == dst and info["loopback"] is not None:
+            return info["loopback"]
+        parts = []
+        for end in (src, dst):
+            if end not in self._routers:
+                parts += [x for x in (info["limiter"], info["private"]) if x is not None]
+        if info["backbone"] is not None:
+            parts.append(info["backbone"])
+        return _join(parts)
 
     def check(self, names: Sequence[str]) -> None:
         """Refuse, as Batsim aborts on, a host of ``names`` inside a ``routing="None"`` zone:
@@ -260,6 +311,8 @@ class PlatformRoutes:
         return None
 
     def _local(self, zone: ET.Element, src: str, dst: str) -> _Route:
+        if id(zone) in self._clusters:
+            return self._cluster_route(zone, src, dst)
         routing = zone.get("routing", "Full")
         if routing == "Vivaldi":
             parts = [self._private_link(src, 0), self._private_link(dst, 1)]
@@ -318,6 +371,18 @@ class PlatformRoutes:
     @staticmethod
     def _links_route(links: list[tuple[float, float]]) -> _Route:
         return _join(links)
+
+
+def _radical(text: str) -> list[int]:
+    """A cluster's ``radical``: ``0-99`` or ``1,3,5-7``."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            low, high = part.split("-", 1)
+            numbers += range(int(low), int(high) + 1)
+        elif part.strip():
+            numbers.append(int(part))
+    return numbers
 
 
 def _join(parts: Sequence[tuple[float, float]]) -> _Route:
@@ -849,8 +914,8 @@ class BatsimTiming:
             if receiving is not None:
                 bandwidth = receiving.route[0]
                 if self._latency > 0.0:  # L07: bytes move from the next step on
-                    left = self._latency - delta
-                    self._latency = left if left >= TIMING_PRECISION else 0.0
+                    latency_left = self._latency - delta
+                    self._latency = latency_left if latency_left >= TIMING_PRECISION else 0.0
                     if bandwidth == math.inf and self._latency == 0.0:
                         self._remains = 0.0
                 elif bandwidth == math.inf:  # no link: received at once

@@ -127,3 +127,29 @@ SMALL_WORKLOAD = {
     ],
     "profiles": {"d": {"type": "delay", "delay": 10.0}},
 }
+
+
+NASA = "NASA-iPSC-1993-3.1-cln.swf.gz"
+WHOLE_TRACES = [
+    pytest.param(KTH, 100, True, id="kth-no-network"),
+    pytest.param(KTH, 100, False, id="kth-generated"),
+    pytest.param(NASA, 128, True, id="nasa-no-network"),
+    pytest.param(NASA, 128, False, id="nasa-generated"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("trace", "nb_hosts", "no_links"), WHOLE_TRACES)
+def test_whole_trace_easy_backfilling(
+    tmp_path: Path, batsim_exe: Path, pybatsim_exe: Path, trace: str, nb_hosts: int, no_links: bool
+) -> None:
+    # A whole archive trace (28,467 or 18,239 jobs) with pybatsim's easyBackfill, on a
+    # platform without links and on hdeeprm's generated one: 20-60 s per simulator.
+    xml, workload, _ = trace_inputs(
+        trace_path(trace), _one_core_nodes(tmp_path, nb_hosts), tmp_path, "delay"
+    )
+    if no_links:
+        xml = write(tmp_path, "no_network", no_network(nb_hosts))
+    b = run_on_batsim(batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b")
+    h = run_on_hdeeprm(pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "h")
+    assert jobs_differences(b, h) == {}

@@ -72,8 +72,13 @@ LOOPBACK_DURATION = 1.0 / LOOPBACK_BANDWIDTH
 WORK_PRECISION = 1e-14
 #: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
 TIMING_PRECISION = 1e-9
-#: A job whose modelled end is this much after the engine's was re-paced by a P-state change.
+#: A job whose modelled end is this much after the engine's was re-paced by a P-state change
+#: (plus :data:`OFFSET_MESSAGES` messages' time on platforms whose messages take longer).
 REPACED = 1e-4
+#: How many of the platform's slowest messages the modelled clock may run from the engine's
+#: instants: the engine applies a reply's decisions at their timestamp, Batsim when its
+#: server receives each of them, one message after the other.
+OFFSET_MESSAGES = 1000
 #: Batsim's waiters sleep at least this long (``waiter_process``).
 MIN_WAIT = 1e-5
 
@@ -504,6 +509,8 @@ class BatsimTiming:
         self._comm_seq = 0
         self._late: list[_Post] = []
         self._routes = [_as_route(b) for b in bandwidth]
+        slowest = max((_duration(r) for r in [self._loopback, *self._routes]), default=0.0)
+        self._repaced = REPACED + OFFSET_MESSAGES * slowest
         self._now = 0.0  # SimGrid's clock
         self._rem = np.full(64, np.inf)
         #: Below what remaining duration each slot ends: 1e-9 s for a sleep; 0 for a parallel
@@ -716,7 +723,7 @@ class BatsimTiming:
         later in the engine was slowed by a P-state change (it ends when the engine ends it).
         """
         engine = self.engine
-        limit = self._now + REPACED
+        limit = self._now + self._repaced
         while not sleep.events and engine.next_time() <= limit:
             message = engine.proceed(())
             if message.events and message.events[0].type == SIMULATION_ENDS:
@@ -793,7 +800,10 @@ class BatsimTiming:
             if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
                 job = event.data["job"]
                 sleep = self._jobs.pop(job.id, None)
-                if sleep is not None and self._now + self._rem[sleep.slot] > nominal + REPACED:
+                if (
+                    sleep is not None
+                    and self._now + self._rem[sleep.slot] > nominal + self._repaced
+                ):
                     # Sped up by a P-state change after it started (the model timed it at
                     # its first speed): it ends at this instant, not when it was due.
                     wait = nominal - self._now
@@ -1125,6 +1135,12 @@ def _read(memo: dict[float, float], value: float) -> float:
     if found is None:
         found = memo[value] = batsim_double(value)
     return found
+
+
+def _duration(route: _Route) -> float:
+    """How long a 1-byte message takes over ``route``."""
+    bandwidth, latency = route
+    return latency + 1.0 / bandwidth
 
 
 def _as_route(value: float | _Route) -> _Route:

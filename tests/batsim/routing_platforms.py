@@ -63,3 +63,20 @@ def write(folder: Path, name: str, text: str) -> Path:
     path = folder / f"{name}.xml"
     path.write_text(text)
     return path
+
+
+def clusters(nb_hosts: int) -> str:
+    """Batsim's ``cluster512.xml`` style: the compute hosts in one ``<cluster>``, the master
+    (``role`` master) in another, a backbone between their routers; messages take 0.6 to
+    1.6 ms (the links' latencies). No power: run without ``-E``."""
+    cluster = 'speed="1Gf" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"'
+    return HEAD + (
+        '<zone id="AS0" routing="Full">\n'
+        f'<cluster id="c1" prefix="h" suffix="" radical="0-{nb_hosts - 1}" {cluster}/>\n'
+        f'<cluster id="c2" prefix="master_host" suffix="" radical="0-0" {cluster}>'
+        '<prop id="role" value="master"/></cluster>\n'
+        '<link id="backbone" bandwidth="1.25GBps" latency="500us"/>\n'
+        '<zoneRoute src="c1" dst="c2" gw_src="hc1_router" gw_dst="master_hostc2_router">'
+        '<link_ctn id="backbone"/></zoneRoute>\n'
+        "</zone>\n</platform>\n"
+    )

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from batsim_env import jobs_differences
 from pybatsim_runs import run_on_batsim, run_on_hdeeprm
-from routing_platforms import linked, no_network, write
+from routing_platforms import clusters, linked, no_network, write
 from trace_files import trace_path
 from trace_workloads import trace_inputs
 
@@ -62,24 +62,27 @@ def test_kth_window_on_a_platform_without_links(
 
 
 STYLES = [
-    pytest.param(lambda n: no_network(n, "Full"), id="full-no-link"),
-    pytest.param(lambda n: linked(n, "Full"), id="full-links"),
-    pytest.param(lambda n: linked(n, "Full", latency="10us"), id="full-links-latency"),
-    pytest.param(lambda n: linked(n, "Floyd"), id="floyd"),
-    pytest.param(lambda n: linked(n, "Dijkstra"), id="dijkstra"),
+    pytest.param(lambda n: no_network(n, "Full"), True, id="full-no-link"),
+    pytest.param(lambda n: linked(n, "Full"), True, id="full-links"),
+    pytest.param(lambda n: linked(n, "Full", latency="10us"), True, id="full-links-latency"),
+    pytest.param(lambda n: linked(n, "Floyd"), True, id="floyd"),
+    pytest.param(lambda n: linked(n, "Dijkstra"), True, id="dijkstra"),
+    pytest.param(clusters, False, id="clusters"),
 ]
 
 
-@pytest.mark.parametrize("platform", STYLES)
+@pytest.mark.parametrize(("platform", "energy"), STYLES)
 def test_kth_window_on_each_routing_style(
-    tmp_path: Path, batsim_exe: Path, pybatsim_exe: Path, platform
+    tmp_path: Path, batsim_exe: Path, pybatsim_exe: Path, platform, energy: bool
 ) -> None:
     _, workload, _ = trace_inputs(
         trace_path(KTH), _one_core_nodes(tmp_path, 100), tmp_path, "delay", 760
     )
     xml = write(tmp_path, "platform", platform(100))
-    b = run_on_batsim(batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b")
-    h = run_on_hdeeprm(pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "h")
+    b = run_on_batsim(
+        batsim_exe, pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "b", energy=energy
+    )
+    h = run_on_hdeeprm(pybatsim_exe, "easyBackfill", xml, workload, tmp_path / "h", energy=energy)
     assert jobs_differences(b, h) == {}
 
 

@@ -640,6 +640,9 @@ class BatsimTiming:
                 end = start + (job.finish_time - job.start_time)
             if start != job.start_time or end != job.finish_time:
                 moved += 1
+                # Its hosts drew their power (constant while it ran: no P-state change is
+                # timed) over the modelled duration, as SimGrid's energy plugin counts it.
+                job.energy += job._power * ((end - start) - (job.finish_time - job.start_time))
             job.start_time = start
             job.finish_time = end
         return moved

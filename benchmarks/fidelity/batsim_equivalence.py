@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--nb-jobs", type=int, default=None, help="default: the whole trace")
     parser.add_argument("--schedulers", default=SCHEDULERS)
     parser.add_argument(
-        "--instant", action="store_true", help="hdeeprm-sim without --batsim-timing"
+        "--instant", action="store_true", help="hdeeprm-sim --instant (one message per instant)"
     )
     parser.add_argument("--keep", type=Path, default=None, help="keep inputs and outputs here")
     parser.add_argument(

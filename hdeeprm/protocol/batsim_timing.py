@@ -393,7 +393,10 @@ def _radical(text: str) -> list[int]:
 def _join(parts: Sequence[tuple[float, float]]) -> _Route:
     """Routes or links in a row: the slowest bandwidth, the latencies added up."""
     bandwidth = min((bw for bw, _ in parts), default=math.inf)
-    return bandwidth, math.fsum(lat for _, lat in parts)
+    latency = 0.0
+    for _, lat in parts:  # in route order, as SimGrid adds them up
+        latency += lat
+    return bandwidth, latency
 
 
 def check_batsim_accepts(

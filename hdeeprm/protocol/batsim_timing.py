@@ -157,6 +157,9 @@ class PlatformRoutes:
         #: its router's name.
         self._clusters: dict[int, dict[str, Any]] = {}
         self._routers: set[str] = set()
+        self._memo: dict[tuple[str, str], _Route] = {}
+        #: Each zone's declared routes by (src, dst): the element and whether it runs forward.
+        self._tables: dict[int, dict[tuple[str, str], tuple[ET.Element, bool]]] = {}
         self._walk(root, None)
 
     def _walk(self, element: ET.Element, zone: ET.Element | None) -> None:
@@ -230,8 +233,9 @@ class PlatformRoutes:
         return _join(parts)
 
     def check(self, names: Sequence[str]) -> None:
-        """Refuse, as Batsim aborts on, a host of ``names`` inside a ``routing="None"`` zone:
-        every message to or from it needs a route there."""
+        """Refuse, as Batsim aborts on, a host of ``names`` inside a ``routing="None"`` zone
+        (every message to or from it needs a route there), or without a route to the first
+        of ``names``, the master host, in a Floyd or Dijkstra zone (:meth:`route` raises)."""
         for name in names:
             zone = self._zone_of.get(name)
             while zone is not None:
@@ -243,6 +247,8 @@ class PlatformRoutes:
                         self.path,
                     )
                 zone = self._parent.get(id(zone))
+        for name in names[1:]:
+            self.route(name, names[0])
 
     def message_bandwidth(self, src: str, dst: str) -> float:
         """Bytes per second of a 1-byte message from ``src`` to ``dst`` (its latency counted
@@ -255,6 +261,12 @@ class PlatformRoutes:
 
     def route(self, src: str, dst: str) -> _Route:
         """(slowest bandwidth, total latency) of SimGrid's route from ``src`` to ``dst``."""
+        found = self._memo.get((src, dst))
+        if found is None:
+            found = self._memo[src, dst] = self._route(src, dst)
+        return found
+
+    def _route(self, src: str, dst: str) -> _Route:
         zs, zd = self._zone_of.get(src), self._zone_of.get(dst)
         if zs is None or zd is None:
             return _NO_LINK
@@ -295,25 +307,32 @@ class PlatformRoutes:
     ) -> tuple[list[tuple[float, float]], str, str] | None:
         """The ``<route>``/``<zoneRoute>`` of ``zone`` from ``src`` to ``dst`` (or its
         symmetrical reverse): its links and gateways."""
-        for route in zone:
-            if route.tag not in ("route", "zoneRoute", "ASroute"):
-                continue
-            a, b = route.get("src", ""), route.get("dst", "")
-            forward = (a, b) == (src, dst)
-            backward = (b, a) == (src, dst) and route.get("symmetrical", "YES").upper() != "NO"
-            if not (forward or backward):
-                continue
-            links = [
-                self._links[c.get("id", "")]
-                for c in route.iter("link_ctn")
-                if c.get("id", "") in self._links
-            ]
-            gw_src, gw_dst = route.get("gw_src", ""), route.get("gw_dst", "")
-            if backward and not forward:
-                links.reverse()
-                gw_src, gw_dst = gw_dst, gw_src
-            return links, gw_src, gw_dst
-        return None
+        table = self._tables.get(id(zone))
+        if table is None:  # indexed once per zone: a generated zone has 2 routes per core
+            table = self._tables[id(zone)] = {}
+            backward: dict[tuple[str, str], tuple[ET.Element, bool]] = {}
+            for route in zone:
+                if route.tag in ("route", "zoneRoute", "ASroute"):
+                    a, b = route.get("src", ""), route.get("dst", "")
+                    table.setdefault((a, b), (route, True))
+                    if route.get("symmetrical", "YES").upper() != "NO":
+                        backward.setdefault((b, a), (route, False))
+            for key, value in backward.items():
+                table.setdefault(key, value)
+        found = table.get((src, dst))
+        if found is None:
+            return None
+        route, forward = found
+        links = [
+            self._links[c.get("id", "")]
+            for c in route.iter("link_ctn")
+            if c.get("id", "") in self._links
+        ]
+        gw_src, gw_dst = route.get("gw_src", ""), route.get("gw_dst", "")
+        if not forward:
+            links.reverse()
+            gw_src, gw_dst = gw_dst, gw_src
+        return links, gw_src, gw_dst
 
     def _local(self, zone: ET.Element, src: str, dst: str) -> _Route:
         if id(zone) in self._clusters:
@@ -337,8 +356,14 @@ class PlatformRoutes:
             return (1.0 / LOOPBACK_DURATION, 0.0)
         if routing != "Full":  # chained routes, fewest hops first
             hops = self._chain(zone, src, dst)
-            if hops is not None:
-                return _join([self._links_route(links) for links in hops])
+            if hops is None:  # SimGrid raises (Floyd) or crashes (Dijkstra) on this route
+                raise InputError(
+                    f"no route from {src!r} to {dst!r} in {routing} zone "
+                    f'{zone.get("id", "")!r}: Batsim aborts ("No route from ...") when a '
+                    "message takes it",
+                    self.path,
+                )
+            return _join([self._links_route(links) for links in hops])
         return _NO_LINK
 
     def _chain(

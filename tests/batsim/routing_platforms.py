@@ -35,9 +35,16 @@ def no_network(nb_hosts: int, routing: str = "Vivaldi", power: bool = True) -> s
     )
 
 
-def linked(nb_hosts: int, routing: str, bandwidth: str = "40MBps", latency: str = "0") -> str:
+def linked(
+    nb_hosts: int,
+    routing: str,
+    bandwidth: str = "40MBps",
+    latency: str = "0",
+    unrouted: tuple[str, ...] = (),
+) -> str:
     """One zone of ``routing`` (Full, Floyd, Dijkstra): each host has its own link to a
-    router, which one link joins to ``master_host`` (Full: the whole route declared)."""
+    router, which one link joins to ``master_host`` (Full: the whole route declared); the
+    hosts of ``unrouted`` have no route."""
     names = host_names(nb_hosts)
     parts = [_host("master_host")] + [_host(n) for n in names] + ['<router id="r"/>']
     parts += [f'<link id="l_{n}" bandwidth="{bandwidth}" latency="{latency}"/>' for n in names]
@@ -46,9 +53,14 @@ def linked(nb_hosts: int, routing: str, bandwidth: str = "40MBps", latency: str 
         parts += [
             f'<route src="{n}" dst="master_host"><link_ctn id="l_{n}"/><link_ctn id="up"/></route>'
             for n in names
+            if n not in unrouted
         ]
     else:
-        parts += [f'<route src="{n}" dst="r"><link_ctn id="l_{n}"/></route>' for n in names]
+        parts += [
+            f'<route src="{n}" dst="r"><link_ctn id="l_{n}"/></route>'
+            for n in names
+            if n not in unrouted
+        ]
         parts.append('<route src="r" dst="master_host"><link_ctn id="up"/></route>')
     return (
         HEAD

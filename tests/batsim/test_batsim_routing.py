@@ -93,6 +93,11 @@ REFUSED = [
     pytest.param(
         no_network(3, power=False), True, "No power range properties", id="no-power-with-E"
     ),
+    # A Floyd zone without a route from the host of the first job to the master host: SimGrid
+    # raises when the job's completion takes it.
+    pytest.param(
+        linked(3, "Floyd", unrouted=("h0000",)), True, "No route from", id="floyd-no-route"
+    ),
 ]
 
 

@@ -65,8 +65,10 @@ def _workload(tmp_path: Path) -> Path:
     [
         (no_network(1, "None"), [], "There can't be route in an Empty zone"),
         (no_network(1, power=False), ["-E"], "No power range properties"),
+        (linked(2, "Floyd", unrouted=("h0000",)), [], "No route from"),
+        (linked(2, "Dijkstra", unrouted=("h0000",)), [], "No route from"),
     ],
-    ids=["routing-none", "no-power-with-E"],
+    ids=["routing-none", "no-power-with-E", "floyd-no-route", "dijkstra-no-route"],
 )
 def test_hdeeprm_sim_refuses_what_batsim_aborts_on(
     tmp_path: Path, text: str, flags: list[str], message: str

@@ -130,12 +130,16 @@ class PlatformRoutes:
     * ``Vivaldi``: each host's ``<host_link>`` (up, then the destination's down) and the
       distance of the ``coordinates`` (``x y height``, ms); hosts at ``0 0 0`` without links
       (Batsim's "no network" platforms) exchange messages in no time.
+    * ``<cluster>``: the source's private link up, the backbone, the destination's private
+      link down (none for the cluster's router), limiters; a host to itself through the
+      cluster's loopback if it has one.
     * nested zones: the ``<zoneRoute>`` between the two zones' ancestors under their common
       one, with the routes from the source to its gateway and from the gateway to the
       destination.
 
-    ``None`` zones (SimGrid's empty routing) are refused by :meth:`check`, as SimGrid aborts
-    the simulation on any route through them ("There can't be route in an Empty zone").
+    :meth:`check` refuses what SimGrid aborts the simulation on: a host in a ``None`` zone
+    (empty routing: "There can't be route in an Empty zone"), and a host without a route to
+    the master host in a Floyd or Dijkstra zone ("No route from").
     """
 
     def __init__(self, platform_file: str | os.PathLike[str]) -> None:

@@ -193,6 +193,35 @@ def run_on_batsim(
     return out / "out_jobs.csv"
 
 
+def jobs_differing(batsim_csv: Path, hdeeprm_csv: Path) -> int:
+    """How many jobs differ in any time, state or allocation column of ``out_jobs.csv``, as
+    printed (every column of :data:`EXACT_COLUMNS`)."""
+    a, b = read_jobs_text(batsim_csv), read_jobs_text(hdeeprm_csv)
+    if list(a["job_id"]) != list(b["job_id"]):
+        return max(len(a), len(b))
+    columns = list(EXACT_COLUMNS)
+    return int((a[columns] != b[columns]).any(axis=1).sum())
+
+
+def no_network_platform(path: Path, nb_hosts: int) -> Path:
+    """Batsim's "homogeneous, no network" style: ``nb_hosts`` one-core hosts and
+    ``master_host`` in one Vivaldi zone at coordinates ``0 0 0``, without links (Batsim's
+    internal messages take no simulated time), 100 W in every state."""
+    power = '<prop id="wattage_per_state" value="100:100"/><prop id="wattage_off" value="10"/>'
+    names = ["master_host"] + [f"h{i:05d}" for i in range(nb_hosts)]
+    hosts = "\n".join(
+        f'<host id="{n}" speed="1Gf" coordinates="0 0 0">{power}</host>' for n in names
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        f'<platform version="4.1">\n<zone id="AS0" routing="Vivaldi">\n{hosts}\n</zone>\n'
+        "</platform>\n"
+    )
+    return path
+
+
 def run_on_hdeeprm(
     pybatsim: Path,
     scheduler: str,

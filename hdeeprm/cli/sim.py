@@ -102,13 +102,13 @@ def export_location(prefix: str) -> tuple[Path, str]:
 )
 @click.option(
     "--batsim-timing/--instant",
-    default=False,
-    show_default=True,
-    help="--batsim-timing: order and split each instant's events into messages, and report "
-    "job times, as Batsim 4.2.1 does (its internal messages' sub-nanosecond timing: "
-    "out_jobs.csv is Batsim's for schedulers that do not change P-states while jobs run); "
-    "--instant: one message per instant, completions first, as the embedded engine hands "
-    "them to hdeeprm's decision system in-process.",
+    default=True,
+    help="By default (--batsim-timing, accepted and without effect), each instant's events "
+    "are ordered and split into messages, and job times reported, as Batsim 4.2.1 does on "
+    "the platform (its internal messages timed over the platform's routes: out_jobs.csv is "
+    "Batsim's for schedulers that do not change P-states while jobs run). --instant: one "
+    "message per instant, completions first, as the embedded engine hands them to hdeeprm's "
+    "decision system in-process.",
 )
 @click.option(
     "--timeout",
@@ -160,6 +160,7 @@ def main(
             batsim_timing=batsim_timing,
             transport=transport,
             freeze_heap=True,
+            refuse_batsim_aborts=True,
         )
     except (InputError, OutputError) as exc:  # the user's to fix: exit code 2
         click.echo(f"hdeeprm-sim: error: {exc}", err=True)
@@ -175,11 +176,12 @@ def main(
 
 
 def _batsim_timing(engine, platform_file, master_host: str, energy: bool):  # noqa: ANN001, ANN202
-    from hdeeprm.protocol.batsim_timing import BatsimTiming, completion_bandwidths
+    from hdeeprm.protocol.batsim_timing import BatsimTiming, message_routes
 
-    bandwidths = completion_bandwidths(platform_file, master_host)
-    hosts = engine.platform.hosts
-    return BatsimTiming(engine, [bandwidths.get(h.name, 0.0) for h in hosts], energy=energy)
+    names = [h.name for h in engine.platform.hosts]
+    master = engine.platform.master_host or master_host  # or the host whose role is master
+    loopback, routes = message_routes(platform_file, names, master)
+    return BatsimTiming(engine, routes, energy=energy, loopback=loopback)
 
 
 def serve(
@@ -193,22 +195,27 @@ def serve(
     timeout: float | None = DEFAULT_SERVER_TIMEOUT,
     energy: bool = True,
     initial_pstate: int | None = None,
-    batsim_timing: bool = False,
+    batsim_timing: bool = True,
     transport: str = DEFAULT_TRANSPORT,
     freeze_heap: bool = False,
+    refuse_batsim_aborts: bool = False,
 ) -> str:
     """Load the inputs, serve the simulation on ``endpoint``, write the outputs; return a
     one-line summary. Input problems raise :class:`InputError` before anything connects.
 
     ``energy=False`` is Batsim without ``-E`` (see :func:`write_outputs`; P-state changes
-    refused); ``initial_pstate`` overrides every host's initial P-state; ``batsim_timing`` orders
-    and splits each instant's events into messages as Batsim 4.2.1 does (docs/batsim.md);
-    ``transport`` is how ZeroMQ is spoken (``builtin`` or ``pyzmq``, see
+    refused); ``initial_pstate`` overrides every host's initial P-state; ``batsim_timing``
+    (the default) orders and splits each instant's events into messages as Batsim 4.2.1 does
+    (docs/batsim.md), ``False`` is ``--instant``; ``transport`` is how ZeroMQ is spoken
+    (``builtin`` or ``pyzmq``, see
     :func:`~hdeeprm.protocol.transport.open_requester`); ``freeze_heap`` moves everything loaded
     so far out of the garbage collector's reach (``gc.freeze``: for a process that only
-    serves, as ``hdeeprm-sim``)."""
+    serves, as ``hdeeprm-sim``); ``refuse_batsim_aborts`` raises :class:`InputError` on the
+    inputs Batsim aborts on (``hdeeprm-sim`` does:
+    :func:`~hdeeprm.protocol.batsim_timing.check_batsim_accepts`)."""
     from hdeeprm._atomic import check_writable
     from hdeeprm._inputfile import check_input_file
+    from hdeeprm.protocol.batsim_timing import check_batsim_accepts
     from hdeeprm.protocol.codec import EventEncoder
     from hdeeprm.protocol.server import ProtocolServer
     from hdeeprm.simulation import Engine, load_platform_xml, write_outputs
@@ -224,6 +231,10 @@ def serve(
     paths = {wl.name: os.path.abspath(p) for wl, p in zip(workloads, workload_files)}
     folder, prefix = export_location(export_prefix)
     check_writable(folder / f"{prefix}jobs.csv")  # now, not after the whole simulation
+    if refuse_batsim_aborts:
+        check_batsim_accepts(
+            platform_file, platform, platform.master_host or master_host, energy=energy
+        )
     engine = Engine(platform, workloads, strict_allocation_size=True)
     timing = _batsim_timing(engine, platform_file, master_host, energy) if batsim_timing else None
     server = ProtocolServer(

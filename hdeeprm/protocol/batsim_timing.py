@@ -8,10 +8,12 @@ whenever, after handling one, its mailbox is empty and the scheduler is not busy
 travel together therefore depends on sub-nanosecond offsets. Measured on Batsim 4.2.1 (debug
 logs of the server and of ``ipp``, ``docs/batsim.md``):
 
-* an internal message between actors of ``master_host`` (the submitter, the scheduler's
-  REQ-REP actor, the ``CALL_ME_LATER`` waiters) takes SimGrid's loopback time, 1e-10 s;
-* a job's completion is sent by an actor on the job's first host: 1 byte over its route to
-  ``master_host`` (the slowest link's bandwidth plus the links' latencies, SimGrid's L07 model);
+* every internal message is 1 byte over SimGrid's route (L07 model: the links' latencies, then
+  the slowest link's bandwidth; no link, no time), read from ``platform.xml`` by
+  :class:`PlatformRoutes`: between actors of ``master_host`` (the submitter, the scheduler's
+  REQ-REP actor, the ``CALL_ME_LATER`` waiters) the master host's route to itself (SimGrid's
+  loopback in a Full zone, 1e-10 s; none in a Vivaldi zone without links); a job's completion
+  from the job's first host to ``master_host``;
 * a communication starts only when the server takes it from its mailbox, so messages queued
   behind others wait: the server handles them in the order they were posted;
 * the submitter wakes at each submission time plus the duration of its previous message;
@@ -61,15 +63,22 @@ from hdeeprm.simulation.events import (
     Message,
 )
 
-#: SimGrid's loopback (bytes/s): an internal message on master_host takes 1e-10 s.
+#: SimGrid's loopback (bytes/s, ``network/loopback-bw``): an internal message between two
+#: actors of a host of a Full, Floyd or Dijkstra zone takes 1e-10 s.
 LOOPBACK_BANDWIDTH = 1e10
+LOOPBACK_DURATION = 1.0 / LOOPBACK_BANDWIDTH
 #: SimGrid's ``precision/work-amount`` x ``precision/timing``: a message is received when
 #: fewer bytes than this are left.
 WORK_PRECISION = 1e-14
 #: SimGrid's ``precision/timing``: a sleep due within this of the current step ends with it.
 TIMING_PRECISION = 1e-9
-#: A job whose modelled end is this much after the engine's was re-paced by a P-state change.
+#: A job whose modelled end is this much after the engine's was re-paced by a P-state change
+#: (plus :data:`OFFSET_MESSAGES` messages' time on platforms whose messages take longer).
 REPACED = 1e-4
+#: How many of the platform's slowest messages the modelled clock may run from the engine's
+#: instants: the engine applies a reply's decisions at their timestamp, Batsim when its
+#: server receives each of them, one message after the other.
+OFFSET_MESSAGES = 1000
 #: Batsim's waiters sleep at least this long (``waiter_process``).
 MIN_WAIT = 1e-5
 
@@ -102,49 +111,369 @@ def _latency(text: str, path: str) -> float:
     return float(match.group(1)) * _SECONDS[match.group(2)]
 
 
+#: A route as a 1-byte message sees it: (slowest link's bytes/s, sum of latencies); no link
+#: at all is (inf, 0): the message takes no simulated time.
+_Route = tuple[float, float]
+_NO_LINK: _Route = (math.inf, 0.0)
+#: Zones whose routes :class:`PlatformRoutes` resolves, as SimGrid 3.32 does.
+_GRAPH_ROUTING = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
+
+
+class PlatformRoutes:
+    """The routes of a ``platform.xml`` as SimGrid 3.32 resolves them for Batsim's internal
+    messages (1 byte, L07 model: the slowest link's bandwidth after the links' latencies).
+
+    * ``Full``, ``Floyd``, ``Dijkstra``: the declared ``<route>`` (symmetrical unless
+      ``symmetrical="NO"``; Floyd and Dijkstra chain them by fewest hops); a host to itself
+      without a declared route uses SimGrid's loopback (10 GB/s, no latency: 1e-10 s); two
+      hosts of a ``Full`` zone without a route have no link (no time).
+    * ``Vivaldi``: each host's ``<host_link>`` (up, then the destination's down) and the
+      distance of the ``coordinates`` (``x y height``, ms); hosts at ``0 0 0`` without links
+      (Batsim's "no network" platforms) exchange messages in no time.
+    * ``<cluster>``: the source's private link up, the backbone, the destination's private
+      link down (none for the cluster's router), limiters; a host to itself through the
+      cluster's loopback if it has one.
+    * nested zones: the ``<zoneRoute>`` between the two zones' ancestors under their common
+      one, with the routes from the source to its gateway and from the gateway to the
+      destination.
+
+    :meth:`check` refuses what SimGrid aborts the simulation on: a host in a ``None`` zone
+    (empty routing: "There can't be route in an Empty zone"), and a host without a route to
+    the master host in a Floyd or Dijkstra zone ("No route from").
+    """
+
+    def __init__(self, platform_file: str | os.PathLike[str]) -> None:
+        self.path = path = os.fspath(platform_file)
+        root = ET.parse(path).getroot()
+        self._links: dict[str, tuple[float, float]] = {}
+        for link in root.iter("link"):
+            self._links[link.get("id", "")] = (
+                _bandwidth(link.get("bandwidth", "0"), path),
+                _latency(link.get("latency", "0"), path),
+            )
+        #: The zone element of each netpoint (host, router, zone), and each zone's parent.
+        self._zone_of: dict[str, ET.Element] = {}
+        self._parent: dict[int, ET.Element | None] = {}
+        self._zone_id: dict[int, str] = {}
+        self._coords: dict[str, tuple[float, float, float]] = {}
+        self._private: dict[str, tuple[str, str]] = {}
+        #: Each ``<cluster>``'s links: private (up = down), backbone, loopback, limiter, and
+        #: its router's name.
+        self._clusters: dict[int, dict[str, Any]] = {}
+        self._routers: set[str] = set()
+        self._memo: dict[tuple[str, str], _Route] = {}
+        #: Each zone's declared routes by (src, dst): the element and whether it runs forward.
+        self._tables: dict[int, dict[tuple[str, str], tuple[ET.Element, bool]]] = {}
+        self._walk(root, None)
+
+    def _walk(self, element: ET.Element, zone: ET.Element | None) -> None:
+        for child in element:
+            tag = child.tag
+            if tag in ("zone", "AS"):
+                self._parent[id(child)] = zone
+                self._zone_id[id(child)] = child.get("id", "")
+                if zone is not None:
+                    self._zone_of[child.get("id", "")] = zone
+                self._walk(child, child)
+            elif tag in ("host", "router"):
+                name = child.get("id", "")
+                if zone is not None:
+                    self._zone_of[name] = zone
+                coords = child.get("coordinates")
+                if coords:
+                    values = [float(v) for v in coords.split()]
+                    x, y, height = ([*values, 0.0, 0.0, 0.0])[:3]
+                    self._coords[name] = (x, y, height)
+            elif tag == "host_link":
+                self._private[child.get("id", "")] = (child.get("up", ""), child.get("down", ""))
+            elif tag == "cluster":
+                self._cluster(child, zone)
+
+    def _cluster(self, cluster: ET.Element, zone: ET.Element | None) -> None:
+        """A ``<cluster>``: a zone of its hosts, each with a private link (``bw``, ``lat``),
+        a backbone (``bb_bw``, ``bb_lat``), an optional loopback and limiter, and a router
+        (``router_id``, or PREFIX + id + ``_router`` + SUFFIX) as its gateway."""
+        path, get = self.path, cluster.get
+        cid, prefix, suffix = get("id", ""), get("prefix", ""), get("suffix", "")
+        self._parent[id(cluster)] = zone
+        self._zone_id[id(cluster)] = cid
+        if zone is not None:
+            self._zone_of[cid] = zone
+
+        def link(bw: str | None, lat: str | None) -> tuple[float, float] | None:
+            if bw is None and lat is None:
+                return None
+            return _bandwidth(bw or "0", path), _latency(lat or "0", path)
+
+        backbone = link(get("bb_bw"), get("bb_lat"))
+        if backbone is not None and backbone[0] <= 0.0 and backbone[1] <= 0.0:
+            backbone = None
+        limiter = get("limiter_link")
+        self._clusters[id(cluster)] = {
+            "private": link(get("bw", "0"), get("lat", "0")),
+            "backbone": backbone,
+            "loopback": link(get("loopback_bw"), get("loopback_lat")),
+            "limiter": (_bandwidth(limiter, path), 0.0) if limiter else None,
+        }
+        router = get("router_id") or f"{prefix}{cid}_router{suffix}"
+        self._routers.add(router)
+        self._zone_of[router] = cluster
+        for number in _radical(get("radical", "")):
+            self._zone_of[f"{prefix}{number}{suffix}"] = cluster
+
+    def _cluster_route(self, cluster: ET.Element, src: str, dst: str) -> _Route:
+        """SimGrid's cluster route: the source's limiter and private link up, the backbone,
+        the destination's private link down and limiter (none for the router); a host to
+        itself through its loopback if the cluster has one."""
+        info = self._clusters[id(cluster)]
+        if src == dst and info["loopback"] is not None:
+            return info["loopback"]
+        parts = []
+        for end in (src, dst):
+            if end not in self._routers:
+                parts += [x for x in (info["limiter"], info["private"]) if x is not None]
+        if info["backbone"] is not None:
+            parts.append(info["backbone"])
+        return _join(parts)
+
+    def check(self, names: Sequence[str]) -> None:
+        """Refuse, as Batsim aborts on, a host of ``names`` inside a ``routing="None"`` zone
+        (every message to or from it needs a route there), or without a route to the first
+        of ``names``, the master host, in a Floyd or Dijkstra zone (:meth:`route` raises)."""
+        for name in names:
+            zone = self._zone_of.get(name)
+            while zone is not None:
+                if zone.get("routing", "Full") == "None":
+                    raise InputError(
+                        f'host {name!r} is in zone {zone.get("id", "")!r} with routing="None": '
+                        "Batsim aborts with SimGrid's \"There can't be route in an Empty zone\" "
+                        '(use routing="Full")',
+                        self.path,
+                    )
+                zone = self._parent.get(id(zone))
+        for name in names[1:]:
+            self.route(name, names[0])
+
+    def message_bandwidth(self, src: str, dst: str) -> float:
+        """Bytes per second of a 1-byte message from ``src`` to ``dst`` (its latency counted
+        in): ``inf`` when it takes no simulated time."""
+        bandwidth, latency = self.route(src, dst)
+        if latency == 0.0:
+            return bandwidth
+        duration = latency + (1.0 / bandwidth if bandwidth > 0.0 else 0.0)
+        return 1.0 / duration if duration > 0.0 else math.inf
+
+    def route(self, src: str, dst: str) -> _Route:
+        """(slowest bandwidth, total latency) of SimGrid's route from ``src`` to ``dst``."""
+        found = self._memo.get((src, dst))
+        if found is None:
+            found = self._memo[src, dst] = self._route(src, dst)
+        return found
+
+    def _route(self, src: str, dst: str) -> _Route:
+        zs, zd = self._zone_of.get(src), self._zone_of.get(dst)
+        if zs is None or zd is None:
+            return _NO_LINK
+        if zs is zd:
+            return self._local(zs, src, dst)
+        chain_s = self._ancestors(zs)
+        chain_d = self._ancestors(zd)
+        common = next(z for z in chain_s if any(z is c for c in chain_d))
+        below_s = (
+            chain_s[[id(z) for z in chain_s].index(id(common)) - 1] if zs is not common else None
+        )
+        below_d = (
+            chain_d[[id(z) for z in chain_d].index(id(common)) - 1] if zd is not common else None
+        )
+        name_s = self._zone_id[id(below_s)] if below_s is not None else src
+        name_d = self._zone_id[id(below_d)] if below_d is not None else dst
+        found = self._declared(common, name_s, name_d)
+        if found is None:
+            return _NO_LINK
+        links, gw_src, gw_dst = found
+        parts = [self._links_route(links)]
+        if below_s is not None and gw_src and gw_src != src:
+            parts.append(self.route(src, gw_src))
+        if below_d is not None and gw_dst and gw_dst != dst:
+            parts.append(self.route(gw_dst, dst))
+        return _join(parts)
+
+    def _ancestors(self, zone: ET.Element) -> list[ET.Element]:
+        chain = [zone]
+        parent = self._parent.get(id(zone))
+        while parent is not None:
+            chain.append(parent)
+            parent = self._parent.get(id(parent))
+        return chain
+
+    def _declared(
+        self, zone: ET.Element, src: str, dst: str
+    ) -> tuple[list[tuple[float, float]], str, str] | None:
+        """The ``<route>``/``<zoneRoute>`` of ``zone`` from ``src`` to ``dst`` (or its
+        symmetrical reverse): its links and gateways."""
+        table = self._tables.get(id(zone))
+        if table is None:  # indexed once per zone: a generated zone has 2 routes per core
+            table = self._tables[id(zone)] = {}
+            backward: dict[tuple[str, str], tuple[ET.Element, bool]] = {}
+            for route in zone:
+                if route.tag in ("route", "zoneRoute", "ASroute"):
+                    a, b = route.get("src", ""), route.get("dst", "")
+                    table.setdefault((a, b), (route, True))
+                    if route.get("symmetrical", "YES").upper() != "NO":
+                        backward.setdefault((b, a), (route, False))
+            for key, value in backward.items():
+                table.setdefault(key, value)
+        found = table.get((src, dst))
+        if found is None:
+            return None
+        route, forward = found
+        links = [
+            self._links[c.get("id", "")]
+            for c in route.iter("link_ctn")
+            if c.get("id", "") in self._links
+        ]
+        gw_src, gw_dst = route.get("gw_src", ""), route.get("gw_dst", "")
+        if not forward:
+            links.reverse()
+            gw_src, gw_dst = gw_dst, gw_src
+        return links, gw_src, gw_dst
+
+    def _local(self, zone: ET.Element, src: str, dst: str) -> _Route:
+        if id(zone) in self._clusters:
+            return self._cluster_route(zone, src, dst)
+        routing = zone.get("routing", "Full")
+        if routing == "Vivaldi":
+            parts = [self._private_link(src, 0), self._private_link(dst, 1)]
+            cs, cd = self._coords.get(src), self._coords.get(dst)
+            latency = 0.0
+            if cs is not None and cd is not None:
+                latency = (
+                    math.sqrt((cs[0] - cd[0]) ** 2 + (cs[1] - cd[1]) ** 2) + abs(cs[2]) + abs(cd[2])
+                ) / 1000.0
+            return _join([*parts, (math.inf, latency)])
+        if routing not in _GRAPH_ROUTING:
+            return _NO_LINK
+        found = self._declared(zone, src, dst)
+        if found is not None:
+            return self._links_route(found[0])
+        if src == dst:
+            return (1.0 / LOOPBACK_DURATION, 0.0)
+        if routing != "Full":  # chained routes, fewest hops first
+            hops = self._chain(zone, src, dst)
+            if hops is None:  # SimGrid raises (Floyd) or crashes (Dijkstra) on this route
+                raise InputError(
+                    f"no route from {src!r} to {dst!r} in {routing} zone "
+                    f'{zone.get("id", "")!r}: Batsim aborts ("No route from ...") when a '
+                    "message takes it",
+                    self.path,
+                )
+            return _join([self._links_route(links) for links in hops])
+        return _NO_LINK
+
+    def _chain(
+        self, zone: ET.Element, src: str, dst: str
+    ) -> list[list[tuple[float, float]]] | None:
+        edges: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
+        for route in zone:
+            if route.tag != "route":
+                continue
+            a, b = route.get("src", ""), route.get("dst", "")
+            links = [
+                self._links[c.get("id", "")]
+                for c in route.iter("link_ctn")
+                if c.get("id", "") in self._links
+            ]
+            edges.setdefault(a, []).append((b, links))
+            if route.get("symmetrical", "YES").upper() != "NO":
+                edges.setdefault(b, []).append((a, links[::-1]))
+        seen = {src: []}  # type: dict[str, list[list[tuple[float, float]]]]
+        frontier = deque([src])
+        while frontier:
+            node = frontier.popleft()
+            for nxt, links in edges.get(node, []):
+                if nxt not in seen:
+                    seen[nxt] = [*seen[node], links]
+                    frontier.append(nxt)
+        return seen.get(dst)
+
+    def _private_link(self, host: str, which: int) -> _Route:
+        pair = self._private.get(host)
+        if pair is None or pair[which] not in self._links:
+            return _NO_LINK
+        return self._links[pair[which]]
+
+    @staticmethod
+    def _links_route(links: list[tuple[float, float]]) -> _Route:
+        return _join(links)
+
+
+def _radical(text: str) -> list[int]:
+    """A cluster's ``radical``: ``0-99`` or ``1,3,5-7``."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            low, high = part.split("-", 1)
+            numbers += range(int(low), int(high) + 1)
+        elif part.strip():
+            numbers.append(int(part))
+    return numbers
+
+
+def _join(parts: Sequence[tuple[float, float]]) -> _Route:
+    """Routes or links in a row: the slowest bandwidth, the latencies added up."""
+    bandwidth = min((bw for bw, _ in parts), default=math.inf)
+    latency = 0.0
+    for _, lat in parts:  # in route order, as SimGrid adds them up
+        latency += lat
+    return bandwidth, latency
+
+
+def check_batsim_accepts(
+    platform_file: str | os.PathLike[str],
+    platform: Any,
+    master_host: str = "master_host",
+    *,
+    energy: bool = True,
+) -> None:
+    """Raise :class:`InputError` on the inputs Batsim 4.2.1 aborts on, so that hdeeprm-sim
+    refuses them instead of giving another result: a host in a ``routing="None"`` zone
+    (:meth:`PlatformRoutes.check`), and with ``-E`` a compute host without
+    ``wattage_per_state`` (SimGrid's energy plugin: "No power range properties specified")."""
+    PlatformRoutes(platform_file).check([master_host, *(h.name for h in platform.hosts)])
+    if energy:
+        for host in platform.hosts:
+            if not host.idle_watts:
+                raise InputError(
+                    f"host {host.name!r} has no wattage_per_state property: Batsim -E aborts "
+                    '("No power range properties specified for host"); add it or drop -E',
+                    platform_file,
+                )
+
+
+def message_routes(
+    platform_file: str | os.PathLike[str],
+    hosts: Sequence[str],
+    master_host: str = "master_host",
+) -> tuple[_Route, list[_Route]]:
+    """The route (bytes/s, latency) of a message between two actors of ``master_host``, and
+    of each host's completion to ``master_host`` (``(inf, 0)``: no time); refuses a platform
+    on which Batsim aborts (:meth:`PlatformRoutes.check`)."""
+    routes = PlatformRoutes(platform_file)
+    routes.check([master_host, *hosts])
+    return routes.route(master_host, master_host), [routes.route(h, master_host) for h in hosts]
+
+
 def completion_bandwidths(
     platform_file: str | os.PathLike[str], master_host: str = "master_host"
 ) -> dict[str, float]:
-    """Host name -> bytes per second of its route to ``master_host``: the slowest link of its
-    route in its zone (``<route src=host>``) and of its zone's route to the master's zone
-    (``<zoneRoute>``), as SimGrid's L07 model gives a 1-byte message (latencies are not
-    modelled: hdeeprm's generated links have none).
-
-    Written for the platforms hdeeprm generates (one zone per cluster); a host whose route is
-    not found this way gets the loopback's."""
-    path = os.fspath(platform_file)
-    root = ET.parse(path).getroot()
-    links: dict[str, tuple[float, float]] = {}
-    for link in root.iter("link"):
-        links[link.get("id", "")] = (
-            _bandwidth(link.get("bandwidth", "0"), path),
-            _latency(link.get("latency", "0"), path),
-        )
-
-    def route_links(element: ET.Element) -> list[tuple[float, float]]:
-        return [links[c.get("id", "")] for c in element.iter("link_ctn") if c.get("id") in links]
-
-    zone_of: dict[str, str] = {}
-    host_links: dict[str, list[tuple[float, float]]] = {}
-    zone_links: dict[str, list[tuple[float, float]]] = {}
-    master_zone = None
-    for zone in root.iter("zone"):
-        zid = zone.get("id", "")
-        for host in zone.findall("host"):
-            zone_of[host.get("id", "")] = zid
-            if host.get("id") == master_host:
-                master_zone = zid
-        for route in zone.findall("route"):
-            host_links.setdefault(route.get("src", ""), []).extend(route_links(route))
-    for zroute in root.iter("zoneRoute"):
-        if zroute.get("dst") == master_zone:
-            zone_links[zroute.get("src", "")] = route_links(zroute)
-    bandwidths: dict[str, float] = {}
-    for host_id, zid in zone_of.items():
-        path_links = host_links.get(host_id, []) + zone_links.get(zid, [])
-        slowest = min((bw for bw, _ in path_links), default=0.0)
-        bandwidths[host_id] = slowest if slowest > 0.0 else LOOPBACK_BANDWIDTH
-    return bandwidths
+    """Host name -> bytes per second of a 1-byte message from it to ``master_host``
+    (:class:`PlatformRoutes`; ``inf``: no simulated time)."""
+    routes = PlatformRoutes(platform_file)
+    return {
+        name: routes.message_bandwidth(name, master_host)
+        for name, zone in routes._zone_of.items()
+        if name != master_host and name not in routes._zone_id.values()
+    }
 
 
 @dataclass(slots=True)
@@ -152,7 +481,8 @@ class _Post:
     """An internal message to the server: it waits in the mailbox, then travels."""
 
     kind: int
-    bandwidth: float
+    #: The route it travels: (bytes/s, latency).
+    route: _Route
     events: list[Event]
     #: What receiving it does besides queueing ``events``: "decision", "ready" or "".
     action: str = ""
@@ -168,7 +498,8 @@ class _Sleep:
 
     kind: int
     slot: int
-    bandwidth: float
+    #: The route of the message it posts when it ends: (bytes/s, latency).
+    route: _Route
     #: Creation order (SimGrid ends the sleeps of one step in this order).
     seq: int
     events: list[Event] = field(default_factory=list)
@@ -182,16 +513,26 @@ class BatsimTiming:
 
     Use it in place of the engine's ``start``/``proceed`` (the reply's timestamps and ``now``
     included, delayed or not): each call returns the next message Batsim would send.
-    ``bandwidth`` gives, by host id, the bytes per second of the host's route to the master
-    host (:func:`completion_bandwidths`).
+    ``bandwidth`` gives, by host id, the route of a message from the host to the master host:
+    bytes per second, or (bytes per second, latency) (:func:`message_routes`); ``loopback``
+    that of a message between two actors of the master host.
 
     SimGrid's clock is replayed step by step as SimGrid computes it (``NOW += delta``, every
     sleep's remaining duration ``-= delta`` and ended below 1e-9 s), so the rounding of the
     clock at large times is the same; the remaining durations live in one NumPy array.
     """
 
-    def __init__(self, engine: Engine, bandwidth: Sequence[float], *, energy: bool = True) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        bandwidth: Sequence[float | _Route],
+        *,
+        energy: bool = True,
+        loopback: float | _Route = LOOPBACK_BANDWIDTH,
+    ) -> None:
         self.engine = engine
+        #: The route of a message between two actors of master_host.
+        self._loopback = _as_route(loopback)
         #: Batsim runs with energy (``-E``): jobs query every host's energy when they start
         #: and end, which delays their messages (see ``_run``).
         self._energy = energy
@@ -199,7 +540,9 @@ class BatsimTiming:
         self._max_prec = TIMING_PRECISION
         self._comm_seq = 0
         self._late: list[_Post] = []
-        self._bandwidth = list(bandwidth)
+        self._routes = [_as_route(b) for b in bandwidth]
+        slowest = max((_duration(r) for r in [self._loopback, *self._routes]), default=0.0)
+        self._repaced = REPACED + OFFSET_MESSAGES * slowest
         self._now = 0.0  # SimGrid's clock
         self._rem = np.full(64, np.inf)
         #: Below what remaining duration each slot ends: 1e-9 s for a sleep; 0 for a parallel
@@ -227,6 +570,7 @@ class BatsimTiming:
         self._queue: deque[_Post] = deque()
         self._receiving: _Post | None = None
         self._remains = 0.0  # bytes left of the message travelling
+        self._latency = 0.0  # its latency left (L07: no byte moves before it has elapsed)
         self._writer: list[Event] = []
         #: The REQ-REP actor's messages still to post, each with its timestamp.
         #: (the reply's value, Batsim's reading of it, the message).
@@ -249,7 +593,8 @@ class BatsimTiming:
         message = self.engine.start()
         # The submitter said hello (one loopback message), then sleeps until the first
         # submission time.
-        self._now = self._sub_wake = 1.0 / LOOPBACK_BANDWIDTH
+        bandwidth, latency = self._loopback
+        self._now = self._sub_wake = latency + 1.0 / bandwidth
         self._submitter_sleeps()
         return message
 
@@ -284,9 +629,9 @@ class BatsimTiming:
         reqrep = self._reqrep = deque()
         for index, (stamp, decision) in enumerate(zip(stamps, decisions)):
             action = "decision" if index < now_count else "later"
-            post = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], action, decision, stamp)
+            post = _Post(_REQREP, self._loopback, [], action, decision, stamp)
             reqrep.append((stamp, _read(read, stamp), post))
-        ready = _Post(_REQREP, LOOPBACK_BANDWIDTH, [], "ready")
+        ready = _Post(_REQREP, self._loopback, [], "ready")
         reqrep.append((reply_now, _read(read, reply_now), ready))
         self._reqrep_posts(self._queue)
         if self._late:
@@ -327,6 +672,9 @@ class BatsimTiming:
                 end = start + (job.finish_time - job.start_time)
             if start != job.start_time or end != job.finish_time:
                 moved += 1
+                # Its hosts drew their power (constant while it ran: no P-state change is
+                # timed) over the modelled duration, as SimGrid's energy plugin counts it.
+                job.energy += job._power * ((end - start) - (job.finish_time - job.start_time))
             job.start_time = start
             job.finish_time = end
         return moved
@@ -336,7 +684,7 @@ class BatsimTiming:
         self,
         kind: int,
         duration: float,
-        bandwidth: float = 0.0,
+        route: _Route | None = None,
         job_id: str = "",
         rate: float = 0.0,
     ) -> _Sleep:
@@ -352,7 +700,7 @@ class BatsimTiming:
             self._free = list(range(2 * size - 1, size - 1, -1))
         slot = self._free.pop()
         self._seq += 1
-        sleep = _Sleep(kind, slot, bandwidth or LOOPBACK_BANDWIDTH, self._seq, [], job_id)
+        sleep = _Sleep(kind, slot, route or self._loopback, self._seq, [], job_id)
         if rate > 0.0:
             self._frac[slot] = 1.0
             self._rate[slot] = rate
@@ -410,7 +758,7 @@ class BatsimTiming:
         later in the engine was slowed by a P-state change (it ends when the engine ends it).
         """
         engine = self.engine
-        limit = self._now + REPACED
+        limit = self._now + self._repaced
         while not sleep.events and engine.next_time() <= limit:
             message = engine.proceed(())
             if message.events and message.events[0].type == SIMULATION_ENDS:
@@ -453,7 +801,7 @@ class BatsimTiming:
             self._forget(job.id)
             self._fine[job.id] = [self._now, math.nan]
             duration, rate = _run_time(self.engine, job)
-            host_bw = self._bandwidth[job.alloc[0]] if job.alloc else LOOPBACK_BANDWIDTH
+            host_bw = self._routes[job.alloc[0]] if job.alloc else self._loopback
             if duration != math.inf:
                 self._jobs[job.id] = self._sleep(_JOB, duration, host_bw, job.id, rate)
         elif type(decision) is CallMeLater:
@@ -487,7 +835,10 @@ class BatsimTiming:
             if kind == JOB_COMPLETED and event.data["job_state"] in _RUN_ENDS:
                 job = event.data["job"]
                 sleep = self._jobs.pop(job.id, None)
-                if sleep is not None and self._now + self._rem[sleep.slot] > nominal + REPACED:
+                if (
+                    sleep is not None
+                    and self._now + self._rem[sleep.slot] > nominal + self._repaced
+                ):
                     # Sped up by a P-state change after it started (the model timed it at
                     # its first speed): it ends at this instant, not when it was due.
                     wait = nominal - self._now
@@ -496,7 +847,7 @@ class BatsimTiming:
                         self._prec[sleep.slot] = TIMING_PRECISION
                         self._set_ptask(sleep.slot, False)
                 if sleep is None:  # not modelled (slowed down, re-paced): it ends now
-                    bw = self._bandwidth[job.alloc[0]] if job.alloc else 0.0
+                    bw = self._routes[job.alloc[0]] if job.alloc else None
                     sleep = self._sleep(_JOB, 0.0, bw, job.id)
             elif kind == JOB_SUBMITTED:
                 subs.append(event)
@@ -536,6 +887,7 @@ class BatsimTiming:
             if self._receiving is None and queue:  # the server takes the first message
                 self._receiving = queue.popleft()
                 self._remains = 1.0
+                self._latency = self._receiving.route[1]
                 self._seq += 1
                 self._comm_seq = self._seq  # the transfer is a SimGrid action from now
             receiving = self._receiving
@@ -546,7 +898,10 @@ class BatsimTiming:
             rem = self._rem
             nearest = delta = float(rem.min())
             if receiving is not None:
-                delta = min(delta, self._remains / receiving.bandwidth)
+                if self._latency > 0.0:
+                    delta = min(delta, self._latency)
+                else:
+                    delta = min(delta, self._remains / receiving.route[0])
             self._now += delta
             rem -= delta
             done = ()
@@ -602,7 +957,16 @@ class BatsimTiming:
             message = None
             comm_seq = self._comm_seq
             if receiving is not None:
-                self._remains -= receiving.bandwidth * delta
+                bandwidth = receiving.route[0]
+                if self._latency > 0.0:  # L07: bytes move from the next step on
+                    latency_left = self._latency - delta
+                    self._latency = latency_left if latency_left >= TIMING_PRECISION else 0.0
+                    if bandwidth == math.inf and self._latency == 0.0:
+                        self._remains = 0.0
+                elif bandwidth == math.inf:  # no link: received at once
+                    self._remains = 0.0
+                else:
+                    self._remains -= bandwidth * delta
                 if self._remains < WORK_PRECISION:
                     self._receiving = None
                     message = self._handle(receiving)
@@ -621,7 +985,7 @@ class BatsimTiming:
                     now_posts.append((sleep.seq, sleep.post))
                     continue
                 events = self._submitter_wakes() if sleep.kind == _SUBMITTER else sleep.events
-                post = _Post(sleep.kind, sleep.bandwidth, events)
+                post = _Post(sleep.kind, sleep.route, events)
                 if sleep.kind == _JOB and self._energy:
                     self._fresh = self._now
                     if not fresh:
@@ -657,7 +1021,7 @@ class BatsimTiming:
             if post.kind == _SUBMITTER and post.events and post.events[0].type == JOB_SUBMITTED:
                 self._submitter_sleeps()
                 if self._bye is not None and not self._sub_events:
-                    self._after.append(_Post(_SUBMITTER, LOOPBACK_BANDWIDTH, self._bye))
+                    self._after.append(_Post(_SUBMITTER, self._loopback, self._bye))
                     self._bye = None
         if self._writer and not self._busy and not self._queue:
             return self._send()
@@ -808,6 +1172,17 @@ def _read(memo: dict[float, float], value: float) -> float:
     return found
 
 
+def _duration(route: _Route) -> float:
+    """How long a 1-byte message takes over ``route``."""
+    bandwidth, latency = route
+    return latency + 1.0 / bandwidth
+
+
+def _as_route(value: float | _Route) -> _Route:
+    """A route given as bytes/s alone has no latency."""
+    return value if isinstance(value, tuple) else (float(value), 0.0)
+
+
 def _first(pair: tuple[int, _Post]) -> int:
     return pair[0]
 
@@ -817,5 +1192,8 @@ __all__ = [
     "TIMING_PRECISION",
     "BatsimTiming",
     "batsim_double",
+    "PlatformRoutes",
+    "check_batsim_accepts",
     "completion_bandwidths",
+    "message_routes",
 ]

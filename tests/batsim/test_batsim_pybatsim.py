@@ -5,7 +5,7 @@ scheduling delays (``schedulers/delayedFiller.py`` answers 5 ms after each event
 own ``fillerSched`` does too, but its choices depend on memory addresses, so two runs on the
 same Batsim differ).
 
-``hdeeprm-sim`` runs with ``--batsim-timing`` (Batsim's grouping of each instant's events into
+``hdeeprm-sim`` runs with its default Batsim timing (Batsim's grouping of each instant's events into
 messages, and the start and end times it reports). Whole traces are measured by
 ``benchmarks/fidelity/batsim_equivalence.py`` (minutes per scheduler); the windows here keep the
 suite short.

@@ -65,6 +65,6 @@ def fake_batsim_exe(folder: Path) -> Path:
 
 def hdeeprm_sim_exe(folder: Path, *, batsim_timing: bool = False) -> Path:
     """An executable running ``hdeeprm-sim`` from this source tree (no reinstall needed),
-    with ``--batsim-timing`` if asked."""
-    extra = ["--batsim-timing"] if batsim_timing else []
+    with Batsim's timing if asked, ``--instant`` otherwise."""
+    extra = [] if batsim_timing else ["--instant"]
     return make_executable(folder, "hdeeprm-sim", ["-m", "hdeeprm.cli.sim", *extra])

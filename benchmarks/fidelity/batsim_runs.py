@@ -36,7 +36,7 @@ REPO = HERE.parents[1]
 
 PYBATSIM_ENV = "HDEEPRM_PYBATSIM"
 HOW = (
-    f"build it with `make batsim` (../shared/batsim/build.sh into ~/.cache/hdeeprm-batsim) or "
+    f"build it with `make batsim` (tools/batsim/build.sh into ~/.cache/hdeeprm-batsim) or "
     f"set {BATSIM_ENV} to a Batsim 4.x executable or prefix"
 )
 

@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from easy_runs import compare_starts, run_hdeeprm_easy
-from pybatsim_runs import run_on_batsim
 from trace_files import PLATFORM_EXAMPLES, trace_path
-from trace_workloads import trace_inputs
+
+from benchmarks.fidelity.batsim_runs import (
+    compare_starts,
+    run_hdeeprm_easy,
+    run_on_batsim,
+    trace_inputs,
+)
 
 pytestmark = pytest.mark.batsim
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from batsim_env import jobs_differences
 from click.testing import CliRunner
 from trace_files import PLATFORM_EXAMPLES, find, trace_path
 
+from benchmarks.fidelity.batsim_runs import jobs_differences
 from hdeeprm.cli.launch import main
 
 pytestmark = pytest.mark.batsim

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from batsim_env import jobs_differences
 from trace_files import PLATFORM_EXAMPLES, REPO
 
+from benchmarks.fidelity.batsim_runs import jobs_differences
 from hdeeprm.options import load_options
 from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.protocol.client import BatsimSimulation

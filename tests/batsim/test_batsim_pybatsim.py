@@ -16,10 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from batsim_env import jobs_differences
-from pybatsim_runs import run_on_batsim, run_on_hdeeprm
 from trace_files import PLATFORM_EXAMPLES, trace_path
-from trace_workloads import trace_inputs
+
+from benchmarks.fidelity.batsim_runs import (
+    jobs_differences,
+    run_on_batsim,
+    run_on_hdeeprm,
+    trace_inputs,
+)
 
 pytestmark = pytest.mark.batsim
 

@@ -16,11 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from batsim_env import jobs_differences
-from pybatsim_runs import run_on_batsim, run_on_hdeeprm
 from routing_platforms import clusters, linked, no_network, write
 from trace_files import trace_path
-from trace_workloads import trace_inputs
+
+from benchmarks.fidelity.batsim_runs import (
+    jobs_differences,
+    run_on_batsim,
+    run_on_hdeeprm,
+    trace_inputs,
+)
 
 pytestmark = pytest.mark.batsim
 

@@ -105,12 +105,27 @@ class ScorePicker:
     only breaks ties between jobs of equal size (``SQF`` with a learned tie-break; any
     weights of zero but the cores' play ``SQF``).
 
+    **Starvation guard.** A learned score may rank some job last for ever (a wide job behind a
+    stream of narrow ones). With ``max_wait`` (seconds), every visible job that has waited at
+    least that long ranks before all the others, the longest-waiting first; as the picker
+    waits for its first-ranked job, no job submitted after a starving one starts before it
+    any more. A job's wait is then bounded by ``max_wait`` plus the time the platform needs to
+    free its cores for the starving jobs ahead of it. ``None`` (the default) keeps the plain
+    score.
+
     Args:
         weights: one weight per feature of :data:`SCORE_FEATURES`.
         cores_first: rank by requested cores, then by the score.
+        max_wait: the starvation guard's bound in seconds, or ``None``.
     """
 
-    def __init__(self, weights: Any, cores_first: bool = False) -> None:
+    def __init__(
+        self, weights: Any, cores_first: bool = False, max_wait: float | None = None
+    ) -> None:
+        if max_wait is not None and not (
+            isinstance(max_wait, (int, float)) and 0 <= max_wait < math.inf
+        ):
+            raise ValueError(f"max_wait must be non-negative seconds or None, got {max_wait!r}")
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (len(SCORE_FEATURES),) or not np.all(np.isfinite(w)):
             raise ValueError(
@@ -119,6 +134,7 @@ class ScorePicker:
             )
         self.weights = w
         self.cores_first = cores_first
+        self.max_wait = None if max_wait is None else float(max_wait)
         self._w = tuple(float(x) for x in w)
 
     def score(self, job: Any, now: float) -> float:
@@ -138,11 +154,23 @@ class ScorePicker:
         now = env.manager.now
         jobs = env.visible_jobs
         if self.cores_first:
-            return sorted(
+            ranked = sorted(
                 range(len(jobs)),
                 key=lambda s: (jobs[s].res, self.score(jobs[s], now), jobs[s].seq),
             )
-        return sorted(range(len(jobs)), key=lambda s: (self.score(jobs[s], now), jobs[s].seq))
+        else:
+            ranked = sorted(range(len(jobs)), key=lambda s: (self.score(jobs[s], now), jobs[s].seq))
+        if self.max_wait is None:
+            return ranked
+        bound = now - self.max_wait
+        starving = sorted(
+            (s for s in ranked if jobs[s].subtime <= bound),
+            key=lambda s: (jobs[s].subtime, jobs[s].seq),
+        )
+        if not starving:
+            return ranked
+        first = set(starving)
+        return starving + [s for s in ranked if s not in first]
 
     def __call__(self, env: Any) -> int:
         """The action for ``env``'s current state."""

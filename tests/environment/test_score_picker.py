@@ -72,3 +72,41 @@ def test_memory_breaks_ties_between_jobs_of_equal_size(tmp_path) -> None:
 def test_bad_weights(weights) -> None:
     with pytest.raises(ValueError, match="5 finite numbers"):
         ScorePicker(weights)
+
+
+def test_starvation_guard_ranks_long_waiters_first(tmp_path) -> None:
+    """At t = 4, J1-J4 have waited 3, 2, 1 and 0 s. With ``max_wait`` 2 s, J1 and J2 have
+    waited long enough: they rank first, longest wait first, then SQF's order of the rest
+    (J4, J3). J1 does not fit (1 core free), so the picker waits for it."""
+    env = make_env(tmp_path)
+    env.reset(seed=0)
+    env.step(0)
+    sqf = [1, 0, 0, 0, 0]
+    assert ScorePicker(sqf, max_wait=2.0).rank(env) == [0, 1, 3, 2]
+    assert ScorePicker(sqf, max_wait=2.0)(env) == NOTHING
+    assert ScorePicker(sqf, max_wait=3.0).rank(env) == [0, 3, 2, 1]
+    assert ScorePicker(sqf, max_wait=3.5).rank(env) == [3, 2, 0, 1]  # nobody waited 3.5 s
+    assert ScorePicker(sqf, max_wait=3.5)(env) == 3
+
+
+def test_starvation_guard_bounds_the_worst_wait(tmp_path) -> None:
+    """Random 1-3-core jobs: SQF alone lets 3-core jobs wait longest. A guard far above any
+    wait changes nothing; a tight one lowers the worst wait."""
+    jobs = random_jobs(60, seed=3)
+    env = make_env(tmp_path, jobs, queue_slots=8)
+    sqf = [1, 0, 0, 0, 0]
+
+    def worst_wait(picker: ScorePicker) -> float:
+        run_episode(env, picker)
+        return max(j.start_time - j.subtime for j in env.engine.finished_jobs)
+
+    plain = run_episode(env, ScorePicker(sqf))
+    assert run_episode(env, ScorePicker(sqf, max_wait=1e9)) == plain
+    unguarded = worst_wait(ScorePicker(sqf))
+    assert worst_wait(ScorePicker(sqf, max_wait=0.0)) < unguarded
+
+
+@pytest.mark.parametrize("bound", [-1.0, math.inf, math.nan, "1"])
+def test_bad_starvation_bound(bound) -> None:
+    with pytest.raises(ValueError, match="max_wait"):
+        ScorePicker([1, 0, 0, 0, 0], max_wait=bound)

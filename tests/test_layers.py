@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("environment",),
     ("training",),
     ("scenarios",),
+    ("comparison",),
     ("experiment",),
     ("protocol",),
     ("sweep",),

@@ -1,0 +1,277 @@
+"""Train on the first part of a trace, judge on held-out windows of its last part.
+
+The protocol, fixed before anything is measured:
+
+1. **Windows.** The training range is sampled once into a pool of ``pool_windows`` windows
+   (seed ``data_seed + 1000``); the test range into ``test_windows`` held-out windows (seed
+   ``data_seed``). Each training seed draws its ``train_windows`` training windows from the
+   pool, without replacement. Nothing reads the held-out windows before step 4.
+2. **Baseline** (per seed): every EASY variant (:func:`~.variants.easy_variants`) plays the
+   seed's training windows; the lowest mean bounded slowdown is *the variant a site would
+   pick* (ties: the first in the grid).
+3. **Learned scheduler** (per seed, the same windows and the same rule): EASY learning its
+   orderings online (:class:`~.online.OnlineTunedEasy`), built from what training measured:
+   the chosen variant's predictor, correction and backfilling; as candidates its primary
+   ordering and the ``top_k - 1`` next best primaries under them; a starvation guard
+   ``theta`` equal to the worst wait the chosen variant gave on the training windows (a job
+   that waited longer goes to the front, in submission order). Each learner setting of
+   :data:`LEARNER_SETTINGS` (cost, decay) plays the training windows; the lowest mean wins.
+4. **Held-out**: each seed's baseline and learned scheduler, and the reference lines (plain
+   EASY, EASY-SJBF, EASY++, the thesis's best triple, clairvoyant EASY and EASY-SJBF), on
+   every held-out window, each window from an idle platform with a fresh scheduler.
+
+With a ``test`` setting of another trace (transfer), step 4 plays that trace's windows; the
+learned scheduler carries its orderings, predictor, guard and learner setting across.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from hdeeprm.comparison.online import OnlineTunedEasy, OnlineTuning
+from hdeeprm.comparison.replay import WindowScore, replay
+from hdeeprm.comparison.setting import JobRange, TraceSetting, Windows, windows_of
+from hdeeprm.comparison.variants import (
+    PREDICTIONS,
+    easy_variants,
+    label,
+    reference_variants,
+    variant,
+)
+from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig
+from hdeeprm.scheduling.orderings import ORDERINGS
+
+#: (cost, decay) settings of the online learner that training chooses from.
+LEARNER_SETTINGS: tuple[tuple[str, float], ...] = (
+    ("bsld", 1.0),
+    ("wait", 1.0),
+    ("bsld", 0.8),
+    ("wait", 0.8),
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The options of a comparison (see the module docstring)."""
+
+    train: JobRange
+    test: JobRange
+    window_jobs: int = 2000
+    pool_windows: int = 12
+    train_windows: int = 8
+    test_windows: int = 10
+    data_seed: int = 0
+    orderings: tuple[str, ...] = ORDERINGS
+    predictions: tuple[tuple[str, str], ...] = PREDICTIONS
+    top_k: int = 6
+    period: float = 86400.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.train_windows <= self.pool_windows:
+            raise ValueError(
+                f"train_windows must be in 1..pool_windows ({self.pool_windows}), "
+                f"got {self.train_windows}"
+            )
+        if self.test_windows < 1:
+            raise ValueError(f"test_windows must be >= 1, got {self.test_windows}")
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {self.top_k}")
+
+
+@dataclass(frozen=True)
+class LearnedEasy:
+    """What training produced: the learner's base configuration and settings."""
+
+    base: SchedulerConfig
+    tuning: OnlineTuning
+
+    def describe(self) -> str:
+        theta = "off" if self.base.theta is None else f"{self.base.theta / 3600:.1f} h"
+        return f"online {label(self.base)}, guard {theta}, {self.tuning.describe()}"
+
+
+@dataclass
+class SeedResult:
+    """One training seed: its windows, choices, budget and held-out figures."""
+
+    seed: int
+    train_starts: list[int]
+    baseline: SchedulerConfig
+    baseline_train: WindowScore
+    learned: LearnedEasy
+    learned_train: WindowScore
+    train_cpu_s: float
+    baseline_test: list[WindowScore] = field(default_factory=list)
+    learned_test: list[WindowScore] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    """Everything a comparison measured."""
+
+    protocol: Protocol
+    train_setting: TraceSetting
+    test_setting: TraceSetting
+    pool_starts: list[int]
+    test_starts: list[int]
+    grid_cpu_s: float
+    seeds: list[SeedResult]
+    references: dict[str, list[WindowScore]]
+
+
+Log = Callable[[str], None]
+
+
+def _scores(
+    setting: TraceSetting, windows: Windows, make: Callable[[int], object]
+) -> list[WindowScore]:
+    return [replay(setting, windows.workload(k), make(k)) for k in range(len(windows))]  # type: ignore[arg-type]
+
+
+def play_fixed(config: SchedulerConfig, windows: Windows) -> list[WindowScore]:
+    """``config`` on every window, each with a fresh scheduler."""
+    return _scores(windows.setting, windows, lambda _k: BackfillScheduler(config))
+
+
+def play_learned(learned: LearnedEasy, windows: Windows) -> list[WindowScore]:
+    """The learned scheduler on every window, learning afresh in each."""
+    return _scores(
+        windows.setting,
+        windows,
+        lambda k: OnlineTunedEasy(
+            windows.setting, windows.workload(k), learned.base, learned.tuning
+        ),
+    )
+
+
+def _mean(scores: Sequence[WindowScore]) -> float:
+    return math.fsum(s.mean_bsld for s in scores) / len(scores)
+
+
+def train_seed(
+    seed: int,
+    protocol: Protocol,
+    pool: Windows,
+    grid: dict[SchedulerConfig, list[WindowScore]],
+) -> SeedResult:
+    """Steps 2 and 3 of the protocol for one seed (``grid``: every variant on the pool)."""
+    cpu = time.process_time()
+    rng = np.random.default_rng(seed)
+    picked = sorted(int(i) for i in rng.choice(len(pool), protocol.train_windows, replace=False))
+    train = Windows(pool.setting, pool.window_jobs, tuple(pool.starts[i] for i in picked))
+
+    def on_train(config: SchedulerConfig) -> list[WindowScore]:
+        return [grid[config][i] for i in picked]
+
+    configs = list(grid)
+    baseline = min(configs, key=lambda c: _mean(on_train(c)))
+    baseline_train = WindowScore.mean_of(on_train(baseline))
+    same = [
+        c
+        for c in configs
+        if c.triple == baseline.triple and c.backfill == baseline.backfill and c != baseline
+    ]
+    ranked = [baseline, *sorted(same, key=lambda c: _mean(on_train(c)))]
+    candidates = tuple((c.primary, c.backfill) for c in ranked[: protocol.top_k])
+    base = replace(baseline, theta=baseline_train.max_wait)
+    best: tuple[float, LearnedEasy, WindowScore] | None = None
+    for cost, decay in LEARNER_SETTINGS:
+        learned = LearnedEasy(base, OnlineTuning(candidates, protocol.period, decay, cost))
+        scores = WindowScore.mean_of(play_learned(learned, train))
+        if best is None or scores.mean_bsld < best[0]:
+            best = (scores.mean_bsld, learned, scores)
+    assert best is not None
+    # Training CPU: the grid's share for these windows plus the learner's own runs.
+    return SeedResult(
+        seed,
+        list(train.starts),
+        baseline,
+        baseline_train,
+        best[1],
+        best[2],
+        time.process_time() - cpu,
+    )
+
+
+REFERENCES: tuple[tuple[str, SchedulerConfig], ...] = (
+    ("EASY (estimates)", variant()),
+    ("EASY-SJBF (estimates)", variant("FCFS", "SPF")),
+    ("EASY++ (AVE2, incremental, SJBF)", variant("FCFS", "SPF", "ave2", "incremental")),
+    (
+        "E-Loss, incremental, SJBF (thesis best)",
+        variant("FCFS", "SPF", "regression", "incremental"),
+    ),
+    *((f"clairvoyant {label(c)} (reference)", c) for c in reference_variants()),
+)
+
+
+def compare(
+    setting: TraceSetting,
+    protocol: Protocol,
+    seeds: Sequence[int],
+    *,
+    test_setting: TraceSetting | None = None,
+    log: Log = lambda _s: None,
+) -> Comparison:
+    """Run the whole protocol; ``log`` hears of each step as it ends."""
+    test_setting = test_setting or setting
+    protocol.train.check("train range", setting.nb_jobs, protocol.window_jobs)
+    protocol.test.check("test range", test_setting.nb_jobs, protocol.window_jobs)
+    pool = windows_of(
+        setting,
+        protocol.train,
+        protocol.window_jobs,
+        protocol.pool_windows,
+        protocol.data_seed + 1000,
+    )
+    test = windows_of(
+        test_setting, protocol.test, protocol.window_jobs, protocol.test_windows, protocol.data_seed
+    )
+    variants = easy_variants(protocol.orderings, protocol.predictions)
+    cpu = time.process_time()
+    grid: dict[SchedulerConfig, list[WindowScore]] = {}
+    for i, config in enumerate(variants, 1):
+        grid[config] = play_fixed(config, pool)
+        if i % 36 == 0 or i == len(variants):
+            log(
+                f"  {i}/{len(variants)} EASY variants on the {len(pool)} pool windows "
+                f"({time.process_time() - cpu:.0f} s CPU)"
+            )
+    grid_cpu = time.process_time() - cpu
+    results = []
+    for seed in seeds:
+        result = train_seed(seed, protocol, pool, grid)
+        result.train_cpu_s += grid_cpu * protocol.train_windows / protocol.pool_windows
+        log(
+            f"seed {seed}: chose {label(result.baseline)} "
+            f"({result.baseline_train.mean_bsld:.2f} on its training windows); learned "
+            f"{result.learned.describe()} ({result.learned_train.mean_bsld:.2f}); "
+            f"{result.train_cpu_s:.0f} s CPU"
+        )
+        results.append(result)
+    played: dict[SchedulerConfig, list[WindowScore]] = {}
+    for result in results:
+        if result.baseline not in played:
+            played[result.baseline] = play_fixed(result.baseline, test)
+        result.baseline_test = played[result.baseline]
+        result.learned_test = play_learned(result.learned, test)
+        log(
+            f"seed {result.seed} held-out: learned {_mean(result.learned_test):.2f}, "
+            f"chosen variant {_mean(result.baseline_test):.2f}"
+        )
+    references = {name: play_fixed(config, test) for name, config in REFERENCES}
+    return Comparison(
+        protocol,
+        setting,
+        test_setting,
+        list(pool.starts),
+        list(test.starts),
+        grid_cpu,
+        results,
+        references,
+    )

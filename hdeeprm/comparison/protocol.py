@@ -198,8 +198,10 @@ def train_seed(
     )
 
 
+#: The name of plain EASY (FCFS, user estimates) among the references: ratios are to it.
+EASY = "EASY (estimates)"
 REFERENCES: tuple[tuple[str, SchedulerConfig], ...] = (
-    ("EASY (estimates)", variant()),
+    (EASY, variant()),
     ("EASY-SJBF (estimates)", variant("FCFS", "SPF")),
     ("EASY++ (AVE2, incremental, SJBF)", variant("FCFS", "SPF", "ave2", "incremental")),
     (

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from hdeeprm.comparison.protocol import Comparison
+from hdeeprm.comparison.protocol import EASY, Comparison
 from hdeeprm.comparison.replay import WindowScore
 from hdeeprm.comparison.variants import label
 
@@ -49,6 +49,7 @@ def render(c: Comparison) -> str:
     for name, scores in c.references.items():
         lines.append(_windows(name, scores))
     lines += ["", "per seed (learned against the variant chosen on the same training windows):"]
+    easy = c.references.get(EASY)
     for r in c.seeds:
         learned, chosen = WindowScore.mean_of(r.learned_test), WindowScore.mean_of(r.baseline_test)
         better = sum(a.mean_bsld < b.mean_bsld for a, b in zip(r.learned_test, r.baseline_test))
@@ -58,6 +59,11 @@ def render(c: Comparison) -> str:
         lines.append(
             f"seed {r.seed}: {gain:+.1%} mean bsld, better on {better} of {len(r.learned_test)} "
             f"windows, worst wait x{ratio:.2f}: {verdict}; training {r.train_cpu_s:.0f} s CPU"
+            + (
+                f"; EASY / learned = {WindowScore.mean_of(easy).mean_bsld / learned.mean_bsld:.2f}"
+                if easy
+                else ""
+            )
         )
     return "\n".join(lines)
 

@@ -124,6 +124,12 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     help="The platform of --test-trace  [default: PLATFORM]",
 )
 @click.option(
+    "--reuse-grid",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A results.json of an earlier run with the same trace, platform and training "
+    "windows: its EASY variants' training figures are reused instead of replayed.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     help="A new folder for results.json and the printed table (never overwritten).",
@@ -144,6 +150,7 @@ def main(
     period: float,
     test_trace: Path | None,
     test_platform: Path | None,
+    reuse_grid: Path | None,
     out: Path | None,
 ) -> None:
     """Train a learned EASY scheduler on TRACE (SWF) run on PLATFORM (platform JSON), choose
@@ -198,8 +205,23 @@ def main(
         f"{protocol.train.stop}), {pool_windows} pool windows, {protocol.train_windows} per seed; "
         f"seeds {', '.join(map(str, seed_list))}"
     )
+    grid = None
+    if reuse_grid is not None:
+        from hdeeprm._jsonfile import read_json
+        from hdeeprm.comparison.report import grid_from_json
+        from hdeeprm.comparison.setting import draw_windows
+
+        pool = draw_windows(protocol.train, window_jobs, pool_windows, data_seed + 1000)
+        grid = grid_from_json(
+            read_json(reuse_grid, "results.json"), str(trace), str(platform), pool, str(reuse_grid)
+        )
     result = compare(
-        setting, protocol, seed_list, test_setting=test_setting, log=lambda s: click.echo(s)
+        setting,
+        protocol,
+        seed_list,
+        test_setting=test_setting,
+        grid=grid,
+        log=lambda s: click.echo(s),
     )
     text = render(result)
     click.echo(text)

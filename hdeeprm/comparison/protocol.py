@@ -12,10 +12,13 @@ The protocol, fixed before anything is measured:
 3. **Learned scheduler** (per seed, the same windows and the same rule): EASY learning its
    orderings online (:class:`~.online.OnlineTunedEasy`), built from what training measured:
    the chosen variant's predictor, correction and backfilling; as candidates its primary
-   ordering and the ``top_k - 1`` next best primaries under them; a starvation guard
-   ``theta`` equal to the worst wait the chosen variant gave on the training windows (a job
-   that waited longer goes to the front, in submission order). Each learner setting of
-   :data:`LEARNER_SETTINGS` (cost, decay) plays the training windows; the lowest mean wins.
+   ordering and the ``top_k - 1`` next best primaries under them. Each learner setting of
+   :data:`LEARNER_SETTINGS` (cost, decay) plays the training windows with a loose starvation
+   guard ``theta``, the worst wait the chosen variant gave on them (a job that waited longer
+   goes to the front, in submission order); the lowest mean wins. Then the guard: the
+   loosest and each of :data:`GUARD_HOURS` play the training windows, and the lowest mean
+   among those whose worst wait on every training window is at most 10% above the chosen
+   variant's is kept (if none is, the one closest to that).
 4. **Held-out**: each seed's baseline and learned scheduler, and the reference lines (plain
    EASY, EASY-SJBF, EASY++, the thesis's best triple, clairvoyant EASY and EASY-SJBF), on
    every held-out window, each window from an idle platform with a fresh scheduler.
@@ -43,9 +46,14 @@ from hdeeprm.comparison.variants import (
     reference_variants,
     variant,
 )
+from hdeeprm.errors import InputError
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig
 from hdeeprm.scheduling.orderings import ORDERINGS
 
+#: Starvation guards (hours) training tries, tightest last.
+GUARD_HOURS: tuple[float, ...] = (96.0, 72.0, 48.0, 36.0, 24.0, 12.0)
+#: How much worse than the baseline's a training window's worst wait may be.
+WORST_WAIT_SLACK = 1.1
 #: (cost, decay) settings of the online learner that training chooses from.
 LEARNER_SETTINGS: tuple[tuple[str, float], ...] = (
     ("bsld", 1.0),
@@ -122,6 +130,8 @@ class Comparison:
     grid_cpu_s: float
     seeds: list[SeedResult]
     references: dict[str, list[WindowScore]]
+    #: Every EASY variant on every pool window (what the choices read).
+    grid: dict[SchedulerConfig, list[WindowScore]] = field(default_factory=dict)
 
 
 Log = Callable[[str], None]
@@ -153,6 +163,37 @@ def _mean(scores: Sequence[WindowScore]) -> float:
     return math.fsum(s.mean_bsld for s in scores) / len(scores)
 
 
+def worst_wait_ratio(learned: Sequence[WindowScore], baseline: Sequence[WindowScore]) -> float:
+    """The largest ratio, window by window, of the learned worst wait to the baseline's."""
+    return max(
+        a.max_wait / b.max_wait if b.max_wait > 0 else (math.inf if a.max_wait > 0 else 1.0)
+        for a, b in zip(learned, baseline, strict=True)
+    )
+
+
+def choose_guard(
+    learned: LearnedEasy,
+    scores: list[WindowScore],
+    baseline: list[WindowScore],
+    train: Windows,
+) -> tuple[LearnedEasy, list[WindowScore]]:
+    """The starvation guard ``theta`` of :data:`GUARD_HOURS` (or the loose one ``learned``
+    has) with the lowest mean on the training windows among those whose worst wait is at most
+    :data:`WORST_WAIT_SLACK` times the baseline's on every training window; if none is, the
+    lowest such ratio."""
+    tried = [(learned, scores)]
+    for hours in GUARD_HOURS:
+        theta = hours * 3600.0
+        if learned.base.theta is not None and theta >= learned.base.theta:
+            continue
+        guarded = LearnedEasy(replace(learned.base, theta=theta), learned.tuning)
+        tried.append((guarded, play_learned(guarded, train)))
+    ok = [t for t in tried if worst_wait_ratio(t[1], baseline) <= WORST_WAIT_SLACK]
+    if ok:
+        return min(ok, key=lambda t: _mean(t[1]))
+    return min(tried, key=lambda t: worst_wait_ratio(t[1], baseline))
+
+
 def train_seed(
     seed: int,
     protocol: Protocol,
@@ -178,22 +219,23 @@ def train_seed(
     ]
     ranked = [baseline, *sorted(same, key=lambda c: _mean(on_train(c)))]
     candidates = tuple((c.primary, c.backfill) for c in ranked[: protocol.top_k])
-    base = replace(baseline, theta=baseline_train.max_wait)
-    best: tuple[float, LearnedEasy, WindowScore] | None = None
+    loose = replace(baseline, theta=baseline_train.max_wait)
+    best: tuple[float, LearnedEasy, list[WindowScore]] | None = None
     for cost, decay in LEARNER_SETTINGS:
-        learned = LearnedEasy(base, OnlineTuning(candidates, protocol.period, decay, cost))
-        scores = WindowScore.mean_of(play_learned(learned, train))
-        if best is None or scores.mean_bsld < best[0]:
-            best = (scores.mean_bsld, learned, scores)
+        learned = LearnedEasy(loose, OnlineTuning(candidates, protocol.period, decay, cost))
+        scores = play_learned(learned, train)
+        if best is None or _mean(scores) < best[0]:
+            best = (_mean(scores), learned, scores)
     assert best is not None
+    learned, scores = choose_guard(best[1], best[2], on_train(baseline), train)
     # Training CPU: the grid's share for these windows plus the learner's own runs.
     return SeedResult(
         seed,
         list(train.starts),
         baseline,
         baseline_train,
-        best[1],
-        best[2],
+        learned,
+        WindowScore.mean_of(scores),
         time.process_time() - cpu,
     )
 
@@ -218,9 +260,15 @@ def compare(
     seeds: Sequence[int],
     *,
     test_setting: TraceSetting | None = None,
+    grid: dict[str, list[WindowScore]] | None = None,
     log: Log = lambda _s: None,
 ) -> Comparison:
-    """Run the whole protocol; ``log`` hears of each step as it ends."""
+    """Run the whole protocol; ``log`` hears of each step as it ends.
+
+    ``grid`` (variant label -> its figures on each pool window, as a previous comparison of
+    the same trace, platform and pool kept them) skips replaying the variants on the pool;
+    every variant of the protocol must be in it, with one figure per pool window.
+    """
     test_setting = test_setting or setting
     protocol.train.check("train range", setting.nb_jobs, protocol.window_jobs)
     protocol.test.check("test range", test_setting.nb_jobs, protocol.window_jobs)
@@ -236,9 +284,20 @@ def compare(
     )
     variants = easy_variants(protocol.orderings, protocol.predictions)
     cpu = time.process_time()
-    grid: dict[SchedulerConfig, list[WindowScore]] = {}
+    scored: dict[SchedulerConfig, list[WindowScore]] = {}
     for i, config in enumerate(variants, 1):
-        grid[config] = play_fixed(config, pool)
+        if grid is not None:
+            kept = grid.get(label(config))
+            if kept is None or len(kept) != len(pool):
+                raise InputError(
+                    f"the kept grid has no figures for {label(config)} on the "
+                    f"{len(pool)} pool windows: keep it from a comparison with the same "
+                    "options",
+                    where="grid",
+                )
+            scored[config] = list(kept)
+            continue
+        scored[config] = play_fixed(config, pool)
         if i % 36 == 0 or i == len(variants):
             log(
                 f"  {i}/{len(variants)} EASY variants on the {len(pool)} pool windows "
@@ -247,7 +306,7 @@ def compare(
     grid_cpu = time.process_time() - cpu
     results = []
     for seed in seeds:
-        result = train_seed(seed, protocol, pool, grid)
+        result = train_seed(seed, protocol, pool, scored)
         result.train_cpu_s += grid_cpu * protocol.train_windows / protocol.pool_windows
         log(
             f"seed {seed}: chose {label(result.baseline)} "
@@ -276,4 +335,5 @@ def compare(
         grid_cpu,
         results,
         references,
+        scored,
     )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hdeeprm.comparison.protocol import EASY, Comparison
 from hdeeprm.comparison.replay import WindowScore
 from hdeeprm.comparison.variants import label
+from hdeeprm.errors import InputError
 
 HEADER = (
     f"{'scheduler':<58} {'mean bsld':>9} {'mean wait h':>11} {'worst wait h':>12} "
@@ -116,4 +118,34 @@ def to_json(c: Comparison) -> dict[str, Any]:
             for r in c.seeds
         ],
         "references": {k: [_score(s) for s in v] for k, v in c.references.items()},
+        "grid": {label(k): [_score(s) for s in v] for k, v in c.grid.items()},
     }
+
+
+def grid_from_json(
+    raw: Any, c_trace: str, c_platform: str, pool: list[int], where: str
+) -> dict[str, list[WindowScore]]:
+    """The variants' pool figures kept in a ``results.json`` (:func:`to_json`), checked to come
+    from the same trace, platform and pool windows."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("grid"), dict):
+        raise InputError("not a results.json of hdeeprm-compare (no 'grid' key)", where)
+    for key, mine in (("trace", c_trace), ("platform", c_platform)):
+        if Path(str(raw.get(key))).name != Path(mine).name:
+            raise InputError(f"its {key} is {raw.get(key)!r}, not {mine!r}", where, key)
+    if raw.get("pool_starts") != pool:
+        raise InputError(
+            f"its pool windows start at {raw.get('pool_starts')}, these at {pool}: "
+            "use the same --train, --window-jobs, --pool-windows and --data-seed",
+            where,
+            "pool_starts",
+        )
+    try:
+        return {
+            name: [
+                WindowScore(s["mean_bsld"], s["mean_wait"], s["max_wait"], s["max_bsld"], s["jobs"])
+                for s in scores
+            ]
+            for name, scores in raw["grid"].items()
+        }
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"a malformed figure in 'grid' ({exc})", where, "grid") from None

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hdeeprm.cli.compare import main as compare_main
 from hdeeprm.comparison.online import OnlineTunedEasy, OnlineTuning
-from hdeeprm.comparison.protocol import Protocol, compare
+from hdeeprm.comparison.protocol import GUARD_HOURS, Protocol, compare, worst_wait_ratio
 from hdeeprm.comparison.replay import WindowScore, replay
 from hdeeprm.comparison.setting import JobRange, draw_windows, load_setting
 from hdeeprm.comparison.variants import easy_variants, label, variant
@@ -173,7 +173,8 @@ def test_protocol_is_deterministic_and_reads_no_held_out_job(tmp_path) -> None:
         assert set(a.train_starts) <= set(one.pool_starts) and len(a.train_starts) == 2
         # The learned scheduler starts from the chosen variant, guarded by its worst wait.
         assert a.learned.tuning.candidates[0] == (a.baseline.primary, a.baseline.backfill)
-        assert a.learned.base.theta == a.baseline_train.max_wait
+        guards = {a.baseline_train.max_wait, *(h * 3600.0 for h in GUARD_HOURS)}
+        assert a.learned.base.theta in guards
         assert len(a.learned_test) == 3
 
 
@@ -220,3 +221,38 @@ def test_command_missing_trace(tmp_path) -> None:
     _, platform = write_setting(tmp_path, synthetic_jobs(10))
     result = CliRunner().invoke(compare_main, [str(tmp_path / "none.swf"), str(platform)])
     assert result.exit_code == 2 and "none.swf" in result.output
+
+
+def test_worst_wait_ratio_by_hand() -> None:
+    def w(max_wait: float) -> WindowScore:
+        return WindowScore(1.0, 0.0, max_wait, 1.0, 1)
+
+    assert worst_wait_ratio([w(10), w(30)], [w(20), w(20)]) == 1.5
+    assert worst_wait_ratio([w(0)], [w(0)]) == 1.0
+    assert worst_wait_ratio([w(5)], [w(0)]) == math.inf
+    with pytest.raises(ValueError):
+        worst_wait_ratio([w(1)], [w(1), w(2)])
+
+
+def test_command_reuses_its_grid(tmp_path) -> None:
+    trace, platform = write_setting(tmp_path, synthetic_jobs(400), cores=8)
+    args = [str(trace), str(platform), "--window-jobs", "50", "--seeds", "0"]
+    args += ["--train", "0:200", "--test", "200:400", "--pool-windows", "3"]
+    args += ["--train-windows", "2", "--test-windows", "2", "--predictions", "estimates"]
+    first = CliRunner().invoke(compare_main, [*args, "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    kept = tmp_path / "a" / "results.json"
+    again = CliRunner().invoke(
+        compare_main, [*args, "--reuse-grid", str(kept), "--out", str(tmp_path / "b")]
+    )
+    assert again.exit_code == 0, again.output
+    assert "EASY variants on the" not in again.output  # nothing replayed
+    one, two = (json.loads((tmp_path / d / "results.json").read_text()) for d in "ab")
+    for key in ("seeds", "references", "grid"):
+        if key == "seeds":
+            for x, y in zip(one[key], two[key]):
+                x.pop("train_cpu_s"), y.pop("train_cpu_s")
+        assert one[key] == two[key]
+    other = [*args, "--data-seed", "5"]
+    wrong = CliRunner().invoke(compare_main, [*other, "--reuse-grid", str(kept)])
+    assert wrong.exit_code == 2 and "pool windows start at" in wrong.output

@@ -44,19 +44,17 @@ import itertools
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.comparison import load_setting
 from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
-from hdeeprm.platform import load_platform, write_platform_xml
 from hdeeprm.scheduling import BackfillScheduler, parse_scheduler
 from hdeeprm.scheduling.config import E_LOSS, LOSS_BASES, WEIGHTS
 from hdeeprm.scheduling.regression import ETA, L2, OnlineRegression
-from hdeeprm.simulation import Engine, load_platform_xml, run
+from hdeeprm.simulation import Engine, run
 from hdeeprm.workload.archive import find_trace, missing_message
-from hdeeprm.workload.convert import convert_swf
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE_NAME = "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -169,21 +167,10 @@ BEST_TRIPLE = {"variant": "easy-sjbf", "predictor": "regression", "correction": 
 
 
 def inputs(trace: Path, nb_jobs: int | None = None) -> tuple[object, object, object]:
-    """(platform, simulator platform, workload) of the literature's setting."""
-    platform = load_platform(PLATFORM)
-    with tempfile.TemporaryDirectory() as tmp:
-        xml = Path(tmp) / "platform.xml"
-        write_platform_xml(platform, xml)
-        sim_platform = load_platform_xml(xml)
-    workload = convert_swf(
-        trace,
-        reference_speed=platform.reference_speed,
-        max_cores=len(platform.cores),
-        seed=1,
-        nb_jobs=nb_jobs,
-        mem_bw_range=(0.001, 0.001),
-    ).workload
-    return platform, sim_platform, workload
+    """(platform, simulator platform, workload) of the literature's setting
+    (:func:`hdeeprm.comparison.load_setting`: no bandwidth slow-down, no walltime)."""
+    setting = load_setting(trace, PLATFORM, nb_jobs=nb_jobs)
+    return setting.platform, setting.sim_platform, setting.workload
 
 
 def simulate_once(

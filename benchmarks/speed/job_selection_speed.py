@@ -128,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"JobSelection-v0 on {trace.name}, {args.window_jobs}-job windows, Q = {args.slots}, "
         f"random valid picks; {args.episodes} episodes x {args.repeat} runs per mode; "
-        f"load average {load[0]:.2f}"
-        if load
-        else "load average unknown"
+        + (f"load average {load[0]:.2f}" if load else "load average unknown")
     )
     print(f"{'mode':<9} {'jobs':>7} {'steps':>7}  {'jobs/CPU s (resets in)':<34} steps only")
     for mode in modes:

@@ -118,6 +118,9 @@ class JobQueue:
         self._order: dict[int, JobRecord] = {}
         self._in_order = True
         self._last_key: tuple[float, int] | None = None
+        #: Bumped by every push, removal and clear: a reader that saw the same count saw the
+        #: same queue (a job picker's visible jobs, read again only when it moved).
+        self.changes = 0
 
     def track_sorted(self) -> tuple[list[float], ...]:
         """Keep the queued jobs' requested time, cores, memory and bandwidth sorted, each in
@@ -159,10 +162,12 @@ class JobQueue:
         self._order.clear()
         self._in_order = True
         self._last_key = None
+        self.changes += 1
 
     def push(self, job: JobRecord) -> None:
         """Enqueue a submitted job."""
         job.state = QUEUED
+        self.changes += 1
         self._pos[job.seq] = len(self._jobs)
         self._jobs.append(job)
         if self._in_order:
@@ -190,6 +195,7 @@ class JobQueue:
     def remove(self, job: JobRecord) -> None:
         """Take ``job`` out of the queue (it is starting); O(1), heaps are cleaned lazily."""
         index = self._pos.pop(job.seq)
+        self.changes += 1
         if self._in_order:
             del self._order[job.seq]
         last = self._jobs.pop()

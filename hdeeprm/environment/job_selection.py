@@ -149,6 +149,19 @@ class _ObservedCluster:
             out[2 * self.nb_types :] = self.gpu_pool.free_by_type()
         return out
 
+    def features_reference(self) -> np.ndarray:
+        """:meth:`features` as first written, sums over every node (the tests' reference)."""
+        pool = self.pool
+        busy = np.bincount(self.group, pool.node_busy, minlength=self.nb_types)
+        free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
+        out = np.empty(self.size)
+        both = out[: 2 * self.nb_types]
+        both[0::2] = 1.0 - busy / self.cores
+        both[1::2] = np.divide(free_mem, self.mem, out=np.ones_like(free_mem), where=self.mem > 0)
+        if self.nb_gpu_types:
+            out[2 * self.nb_types :] = self.gpu_pool.free_by_type()
+        return out
+
 
 class _JobTable:
     """Job listener keeping, per submission number, what a step reads of a job that never
@@ -612,6 +625,19 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         fits[n:] = False
         self._any_fits = bool(fits[:n].any())
 
+    def _look_reference(self) -> None:
+        """:meth:`_look` as first written (every visible job asks :meth:`~hdeeprm.decision.
+        WorkloadManager.fits_now`): the statement the fast one is tested against. It also
+        sets what :meth:`_Observer.build_reference` reads."""
+        manager = self.manager
+        self._visible = manager.job_queue.head(self.queue_slots)
+        fits = self._fits
+        fits[:] = False
+        for i, job in enumerate(self._visible):
+            fits[i] = manager.fits_now(job.res, job.mem, job.gpus)
+        self._any_fits = bool(fits.any())
+        self._seen = -1  # the fast path's cached reads are stale
+
     # --- masks and reporting ------------------------------------------------------------
     @property
     def visible_jobs(self) -> list[JobRecord]:
@@ -697,9 +723,42 @@ class _Observer:
                 wait = np.nan_to_num(wait, posinf=1.0)
             block[:, 0] = np.minimum(wait, 1.0)
             block[:, 5] = env._fits[:n]
-        cluster = env._cluster.features()
+        return self._finish(obs)
+
+    def build_reference(self) -> np.ndarray:
+        """:meth:`build` as first written (a row per visible job, from its record, and the
+        cluster's sums over every node): the statement the fast one is tested against."""
+        env = self.env
+        slots, width = env.queue_slots, env.job_width
+        obs = np.zeros(slots * width + env._cluster.size + 1, dtype=np.float32)
+        visible = env._visible
+        if visible:
+            now = env.manager.now
+            n = len(visible)
+            raw = np.array(
+                [(now - j.subtime, j.req_time, j.res, j.mem, j.mem_bw) for j in visible],
+                dtype=float,
+            )
+            block = obs[: slots * width].reshape(slots, width)
+            if env.log_features:
+                logs = np.log1p(np.maximum(raw[:, [0, 1, 2]], 0.0)) / env._log_scale
+                block[:n, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
+            block[:n, :5] = raw
+            block[:n, 5] = env._fits[:n]
+            if env._cluster.nb_gpu_types:
+                block[:n, width - 2] = [min(1.0, j.gpus / env._max_gpus) for j in visible]
+                block[:n, width - 1] = [j.workload_type == "network" for j in visible]
+        return self._finish(obs, env._cluster.features_reference())
+
+    def _finish(self, obs: np.ndarray, cluster: np.ndarray | None = None) -> np.ndarray:
+        """The cluster features and the hidden-queue feature, after the job rows."""
+        env = self.env
+        slots, width = env.queue_slots, env.job_width
+        if cluster is None:
+            cluster = env._cluster.features()
         start = slots * width
         obs[start : start + len(cluster)] = cluster
-        hidden = env.manager.queue_size - len(visible)
+        hidden = env.manager.queue_size - len(env._visible)
         obs[-1] = min(1.0, max(hidden, 0) / slots)
         return obs

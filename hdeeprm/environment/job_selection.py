@@ -121,6 +121,7 @@ class _ObservedCluster:
         self._has_mem = self.mem > 0
         #: Every node type without memory: its free-memory feature is always 1.
         self._no_mem = not self._has_mem.any()
+        self._cores_one, self._mem_one = float(self.cores[0]), float(self.mem[0])
         self.pool = pool
 
     @property
@@ -131,6 +132,13 @@ class _ObservedCluster:
         """Read at every step: one node type's busy cores are the pool's busy count (the sum
         of the nodes' counts, exact in floats), and types without memory need no sum."""
         pool = self.pool
+        if self.nb_types == 1 and not self.nb_gpu_types:  # two Python floats, same IEEE ops
+            busy = float(pool.nb_cores - pool.free_count)
+            free_cores = 1.0 - busy / self._cores_one
+            if self._no_mem:
+                return np.array((free_cores, 1.0))
+            free_mem = np.bincount(self.group, pool.node_free_mem, minlength=1)
+            return np.array((free_cores, float(free_mem[0]) / self._mem_one))
         if self.nb_types == 1:
             busy = np.array([float(pool.nb_cores - pool.free_count)])
         else:

@@ -122,6 +122,13 @@ class _ObservedCluster:
         #: Every node type without memory: its free-memory feature is always 1.
         self._no_mem = not self._has_mem.any()
         self._cores_one, self._mem_one = float(self.cores[0]), float(self.mem[0])
+        #: Whether a job with memory has started (set by the job table). Until then every
+        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
+        #: free-memory features are the ones computed here, with the same operations.
+        self.mem_used = False
+        self._mem_full = np.divide(
+            self.mem, self.mem, out=np.ones_like(self.mem), where=self._has_mem
+        )
         self.pool = pool
 
     @property
@@ -137,6 +144,8 @@ class _ObservedCluster:
             free_cores = 1.0 - busy / self._cores_one
             if self._no_mem:
                 return np.array((free_cores, 1.0))
+            if not self.mem_used:
+                return np.array((free_cores, self._mem_full[0]))
             free_mem = np.bincount(self.group, pool.node_free_mem, minlength=1)
             return np.array((free_cores, float(free_mem[0]) / self._mem_one))
         if self.nb_types == 1:
@@ -148,6 +157,8 @@ class _ObservedCluster:
         both[0::2] = 1.0 - busy / self.cores
         if self._no_mem:
             both[1::2] = 1.0
+        elif not self.mem_used:
+            both[1::2] = self._mem_full
         else:
             free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
             both[1::2] = np.divide(
@@ -206,7 +217,8 @@ class _JobTable:
         self._pending.append(record)
 
     def started(self, record: JobRecord) -> None:
-        pass
+        if record.mem != 0.0:
+            self.env._cluster.mem_used = True
 
     def completed(self, record: JobRecord) -> None:
         pass

@@ -609,9 +609,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         seqs = self._seqs = np.fromiter(map(_SEQ, visible), np.intp, len(visible))
         values = table.values[seqs]
         self._vis_values = values
-        self._vis_rows = table.rows[seqs]
         self._vis_res = values[:, _JobTable.RES]
-        self._min_res = float(np.minimum.reduce(self._vis_res))
+        self._min_res = math.nan  # read when first needed
         self._free_seen = -1
 
     def _look(self) -> None:
@@ -633,7 +632,10 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 self._free_seen = free
                 np.less_equal(self._vis_res, free, out=fits[:n])
                 fits[n:] = False
-                self._any_fits = self._min_res <= free
+                least = self._min_res
+                if least != least:
+                    least = self._min_res = float(np.minimum.reduce(self._vis_res))
+                self._any_fits = least <= free
             return
         values = self._vis_values
         fits[:n] = manager.fits_now_many(
@@ -729,7 +731,7 @@ class _Observer:
         if visible:
             n = len(visible)
             block = obs[: n * width].reshape(n, width)
-            block[:] = env._vis_rows
+            np.take(env._table.rows, env._seqs, axis=0, out=block)
             wait = env.manager.now - env._vis_values[:, _JobTable.SUBTIME]
             if env.log_features:
                 raw = np.empty((n, 3))

@@ -534,10 +534,15 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         if not visible:
             return
         res = self._vis_res
+        least = self._min_res
+        if least != least:
+            least = self._min_res = float(np.minimum.reduce(res))
+        if least > free:  # no visible job has few enough cores
+            return
         values = self._vis_values
         in_time = now + values[:, _JobTable.REQ_TIME] <= shadow
         maybe = (res <= free) & (in_time | (res <= extra))
-        candidates = np.flatnonzero(maybe).tolist()
+        candidates = maybe.nonzero()[0].tolist()
         if not candidates:
             return
         started, core_policy = self._started, self.core_policy

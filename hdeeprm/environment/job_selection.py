@@ -140,14 +140,13 @@ class _ObservedCluster:
         of the nodes' counts, exact in floats), and types without memory need no sum."""
         pool = self.pool
         if self.nb_types == 1 and not self.nb_gpu_types:  # two Python floats, same IEEE ops
-            busy = float(pool.nb_cores - pool.free_count)
-            free_cores = 1.0 - busy / self._cores_one
+            free_cores = 1.0 - float(pool.nb_cores - pool.free_count) / self._cores_one
             if self._no_mem:
                 return np.array((free_cores, 1.0))
             if not self.mem_used:
                 return np.array((free_cores, self._mem_full[0]))
-            free_mem = np.bincount(self.group, pool.node_free_mem, minlength=1)
-            return np.array((free_cores, float(free_mem[0]) / self._mem_one))
+            mem_sum = np.bincount(self.group, pool.node_free_mem, minlength=1)
+            return np.array((free_cores, float(mem_sum[0]) / self._mem_one))
         if self.nb_types == 1:
             busy = np.array([float(pool.nb_cores - pool.free_count)])
         else:
@@ -379,6 +378,12 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._seqs = _NO_SEQS
         self._fits = np.zeros(queue_slots, dtype=bool)
         self._any_fits = False
+        #: The visible jobs' job table values and requested cores (a view of them), the
+        #: smallest request (NaN: not read yet) and the free core count ``_fits`` was for.
+        self._vis_values = np.zeros((0, 5))
+        self._vis_res = self._vis_values[:, _JobTable.RES]
+        self._min_res = math.nan
+        self._free_seen = -1
         self._started: list[JobRecord] = []
         #: Masked actions received this episode (each played as described in :meth:`step`).
         self.invalid_actions = 0

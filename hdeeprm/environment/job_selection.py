@@ -741,7 +741,7 @@ class _Observer:
         if visible:
             n = len(visible)
             block = obs[: n * width].reshape(n, width)
-            np.take(env._table.rows, env._seqs, axis=0, out=block)
+            env._table.rows.take(env._seqs, axis=0, out=block)
             wait = env.manager.now - env._vis_values[:, _JobTable.SUBTIME]
             if env.log_features:
                 raw = np.empty((n, 3))

@@ -1,26 +1,30 @@
 """The job-selection environment's fast paths against the statements they replace: the fit
 test and visible jobs (``_look`` / ``_look_reference``), the EASY pass (``_backfill_around`` /
 ``_backfill_reference``) and the observation (``build`` / ``build_reference``, with the
-cluster's ``features_reference``). Two environments play the same random workload on the
-4-core learning platform (two node types, per-node memory) with the same actions, one through
-the fast paths and one through the references; observations (bit for bit), rewards, infos and
-the jobs' start and end times must agree at every step."""
+cluster's ``features_reference``). Two environments play the same random workload with the
+same actions, one through the fast paths and one through the references, on the 4-core
+learning platform (one node type, node memory) or the tiny GPU platform of the CuSH tests
+(three node types, two with GPUs; jobs with GPUs and workload types); observations (bit for
+bit), rewards, infos and the jobs' start and end times must agree at every step."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gpu_helpers import TINY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rl_helpers import write_options, write_workload
+from rl_helpers import LEARNING_PLATFORM
 
 from hdeeprm.environment import JobSelectionEnv
+from hdeeprm.workload.model import JobSpec, Profile, Workload
 
 PROPERTY = settings(
-    max_examples=60,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -39,15 +43,19 @@ class ReferenceEnv(JobSelectionEnv):
 
 
 #: (gap to the previous submission, cores, requested time, run time / requested, memory MB
-#: per task or 0, bandwidth): ties of submission times, jobs running past their request,
-#: tasks larger than a node's memory share.
+#: per task or 0, bandwidth, GPUs, workload type): ties of submission times, jobs running
+#: past their request, tasks larger than a core's share of the tiny platform's node memory
+#: (4,500 of 8,000 MB for 2 cores: one per node, so at most 3 such tasks, and never more:
+#: a job that can never fit is rejected, which this test does not need).
 JOB = st.tuples(
     st.sampled_from([0.0, 0.0, 0.5, 1.0, 3.0, 7.5]),
     st.integers(1, 4),
     st.sampled_from([1.0, 2.0, 5.0, 10.0, 40.0]),
     st.sampled_from([0.2, 0.5, 1.0, 1.5]),
-    st.sampled_from([0.0, 100.0, 1500.0, 3000.0]),
+    st.sampled_from([0.0, 100.0, 1500.0, 3000.0, 4500.0]),
     st.sampled_from([0.0, 4.0, 12.0]),
+    st.sampled_from([0, 0, 1, 2, 5]),
+    st.sampled_from([None, "compute", "network"]),
 )
 
 
@@ -66,9 +74,31 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _workload(jobs: list[tuple], no_memory: bool, gpus: bool, nb_res: int) -> Workload:
+    specs, profiles, t = [], {}, 0.0
+    for i, (gap, res, req, ratio, mem, bw, nb_gpus, kind) in enumerate(jobs):
+        t += gap
+        if mem > 4000.0:
+            res = min(res, 3)
+        extra: dict[str, Any] = {}
+        if gpus and nb_gpus:
+            extra["gpus"] = nb_gpus
+            if kind is not None:
+                extra["workload_type"] = kind
+        specs.append(JobSpec(f"j{i}", t, res, f"p{i}", extra=extra))
+        profiles[f"p{i}"] = Profile(
+            f"p{i}",
+            "delay",
+            delay=req * ratio,
+            extra={"req_time": req, "mem": 0.0 if no_memory else mem, "mem_bw": bw},
+        )
+    return Workload(nb_res, specs, profiles)
+
+
 @PROPERTY
 @given(
     jobs=st.lists(JOB, min_size=1, max_size=24),
+    tiny=st.booleans(),
     no_memory=st.booleans(),
     backfill=st.booleans(),
     slots=st.integers(1, 6),
@@ -76,25 +106,37 @@ def _same(a: Any, b: Any) -> bool:
     seed=st.integers(0, 2**16),
 )
 def test_fast_paths_agree_with_their_references(
-    jobs: list[tuple[float, int, float, float, float, float]],
+    jobs: list[tuple],
+    tiny: bool,
     no_memory: bool,
     backfill: bool,
     slots: int,
     log_features: bool,
     seed: int,
 ) -> None:
-    rows, t = [], 0.0
-    for i, (gap, res, req, ratio, mem, bw) in enumerate(jobs):
-        t += gap
-        extra = {"req_time": req, "mem": 0.0 if no_memory else mem, "mem_bw": bw}
-        rows.append((f"j{i}", t, res, req * ratio * 4.2e9, extra))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        options = write_options(folder / "opt")
-        workload = write_workload(folder, rows)
+        platform = LEARNING_PLATFORM
+        if tiny:
+            platform = folder / "tiny.json"
+            platform.write_text(json.dumps(TINY))
+        options = {
+            "seed": 1,
+            "platform_file_path": str(platform),
+            "pybatsim": {
+                "env": {"objective": "avg_job_slowdown", "actions": {"void": False}},
+                "agent": {"type": "LEARNING", "run": "train"},
+            },
+        }
+        (folder / "options.json").write_text(json.dumps(options))
+        _workload(jobs, no_memory, tiny, 6 if tiny else 4).save(folder / "workload.json")
         kwargs = {"queue_slots": slots, "backfill": backfill, "log_features": log_features}
-        fast = JobSelectionEnv.from_options(options, folder / "run", workload, **kwargs)
-        ref = ReferenceEnv.from_options(options, folder / "run2", workload, **kwargs)
+        fast, ref = (
+            kind.from_options(
+                folder / "options.json", folder / name, folder / "workload.json", **kwargs
+            )
+            for kind, name in ((JobSelectionEnv, "fast"), (ReferenceEnv, "reference"))
+        )
         obs_f, info_f = fast.reset(seed=seed)
         obs_r, info_r = ref.reset(seed=seed)
         assert _same(obs_f, obs_r) and _same(info_f, info_r)

@@ -267,6 +267,15 @@ class JobQueue:
             return list(islice(self._order.values(), k)) if k > 0 else []
         return self.head_walk(k)
 
+    def head_seqs(self, k: int) -> np.ndarray:
+        """The submission numbers of :meth:`head`'s jobs, in its order (``intp``): read from
+        the ordered dictionary's keys, without visiting the records."""
+        if self._in_order:
+            count = min(k, len(self._order)) if k > 0 else 0
+            return np.fromiter(islice(self._order.keys(), count), np.intp, count)
+        head = self.head_walk(k)
+        return np.fromiter((job.seq for job in head), np.intp, len(head))
+
     def head_walk(self, k: int) -> list[JobRecord]:
         """:meth:`head` by the ``first`` policy's heap, whatever the push order (the
         reference :meth:`head` agrees with).

@@ -54,7 +54,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -68,8 +67,6 @@ from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scheduling.profile import RunningEnds
 from hdeeprm.simulation.events import Decision, ExecuteJob
 
-#: Submission number of a job record (one C call per visible job).
-_SEQ = attrgetter("seq")
 #: No visible job.
 _NO_SEQS = np.zeros(0, dtype=np.intp)
 #: Default visible queue length (RLScheduler's MAX_QUEUE_SIZE).
@@ -474,6 +471,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def _parse(self, action: Any) -> tuple[int, int]:
         """``(slot, policy index)`` from an integer (one step) or a pair (two steps)."""
+        if type(action) is int and self.policies is None and 0 <= action < self._nb_actions:
+            return action, 0  # a plain valid int: what the checks below would return
         if self.policies is None:
             if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
                 action = action.reshape(())[()]
@@ -616,8 +615,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             return
         table = self._table
         table.update()
-        seqs = self._seqs = np.fromiter(map(_SEQ, visible), np.intp, len(visible))
-        values = table.values[seqs]
+        seqs = self._seqs = queue.head_seqs(self.queue_slots)
+        values = table.values.take(seqs, axis=0)
         self._vis_values = values
         self._vis_res = values[:, _JobTable.RES]
         self._min_res = math.nan  # read when first needed
@@ -641,7 +640,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             if free != self._free_seen:
                 self._free_seen = free
                 np.less_equal(self._vis_res, free, out=fits[:n])
-                fits[n:] = False
+                if n < self.queue_slots:
+                    fits[n:] = False
                 least = self._min_res
                 if least != least:
                     least = self._min_res = float(np.minimum.reduce(self._vis_res))
@@ -721,10 +721,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
 
 class _Observer:
-    """The job-selection observation (module docstring), built into one reused array."""
+    """The job-selection observation (module docstring), built into one reused array
+    (:meth:`build`; the environment hands out copies of it)."""
 
     def __init__(self, env: JobSelectionEnv) -> None:
         self.env = env
+        self._buf = np.zeros(self.size, dtype=np.float32)
+        #: Job rows written by the last build (the rows past the visible jobs are zeros).
+        self._rows = 0
 
     @property
     def size(self) -> int:
@@ -735,11 +739,14 @@ class _Observer:
         """The fixed columns are the visible jobs' rows of the job table; the wait column is
         computed here, with the float64 operations the table applied to the fixed ones."""
         env = self.env
-        slots, width = env.queue_slots, env.job_width
-        obs = np.zeros(slots * width + env._cluster.size + 1, dtype=np.float32)
+        width = env.job_width
+        obs = self._buf
         visible = env._visible
-        if visible:
-            n = len(visible)
+        n = len(visible)
+        if self._rows > n:  # slots emptied since the last build
+            obs[n * width : self._rows * width] = 0.0
+        self._rows = n
+        if n:
             block = obs[: n * width].reshape(n, width)
             env._table.rows.take(env._seqs, axis=0, out=block)
             wait = env.manager.now - env._vis_values[:, _JobTable.SUBTIME]

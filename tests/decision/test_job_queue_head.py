@@ -1,6 +1,7 @@
 """``JobQueue.head`` (an insertion-ordered slice while jobs arrive in submission order) against
-``JobQueue.head_walk`` (the heap walk, whatever the order) and a plain sort of the queue, on
-random pushes (in order, with ties, or out of order), removals, peeks and clears."""
+``JobQueue.head_walk`` (the heap walk, whatever the order) and a plain sort of the queue, and
+``JobQueue.head_seqs`` against the submission numbers of ``head``, on random pushes (in order,
+with ties, or out of order), removals, peeks and clears."""
 
 from __future__ import annotations
 
@@ -50,4 +51,5 @@ def test_head_agrees_with_the_walk_and_a_sort(ops: list[tuple[str, float]], seed
         head = queue.head(k)
         assert [j.seq for j in head] == [j.seq for j in queue.head_walk(k)]
         assert [j.seq for j in head] == [j.seq for j in _expected(queue, k)]
+        assert queue.head_seqs(k).tolist() == [j.seq for j in head]
     assert [j.seq for j in queue.head(len(queue))] == [j.seq for j in _expected(queue, len(queue))]

@@ -235,6 +235,23 @@ def synthetic(trace: Path | None, quick: bool) -> list[Row]:
     return [(figure, nb_jobs / timing.cpu, "jobs/s", timing.cpu)]
 
 
+def job_selection(trace: Path | None, quick: bool) -> list[Row]:
+    """``hdeeprm/JobSelection-v0`` on lublin_256 (256-job windows, Q = 128, random valid
+    picks), with and without EASY backfilling: jobs per CPU second, resets included."""
+    from speed.job_selection_speed import make_env, play
+
+    assert trace is not None
+    episodes = 8 if quick else 40
+    rows: list[Row] = []
+    for backfill in (True, False):
+        env = make_env(trace, backfill)
+        jobs, _, cpu, _ = play(env, episodes, seed=1)
+        mode = "with" if backfill else "without"
+        figure = f"job selection lublin_256, {mode} backfilling"
+        rows.append((figure, jobs / cpu, "jobs/CPU s", cpu))
+    return rows
+
+
 SUITE = (
     Benchmark("convert", "How fast is an SWF trace converted?", "gaia", True, convert),
     Benchmark("engine", "How fast is the engine alone?", "gaia", True, engine),
@@ -245,5 +262,12 @@ SUITE = (
     Benchmark("environment", "How many RL decisions per CPU second?", "gaia", False, environment),
     Benchmark("pool", "How fast is the core pool alone?", "gaia", False, pool),
     Benchmark("ppo", "How fast does PPO train end to end?", "gaia", False, ppo),
+    Benchmark(
+        "job_selection",
+        "How many jobs per CPU second does JobSelection-v0 play?",
+        "lublin256",
+        False,
+        job_selection,
+    ),
 )
 BY_NAME = {b.name: b for b in SUITE}

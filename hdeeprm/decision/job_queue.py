@@ -16,6 +16,12 @@ enters that policy's heap. Peeking is O(log n) amortised; the queue is never sor
 Entries hold numbers only (the job is found by its submission number), which the garbage
 collector stops tracking.
 ``random`` draws uniformly from the queue with the queue's seeded generator.
+
+The first ``k`` jobs in submission order (:meth:`JobQueue.head`, a job picker's visible queue)
+come from an insertion-ordered dictionary of the queued jobs while jobs arrive in that order
+(the simulator submits them in time order): a slice, no heap walk. A job pushed out of order
+(an earlier submission time) switches :meth:`~JobQueue.head` to the heap walk
+(:meth:`~JobQueue.head_walk`, the reference) until the queue is cleared.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import heapq
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import attrgetter
 from typing import Any
 
@@ -106,6 +113,14 @@ class JobQueue:
         #: Per requested resource, the queued jobs' values in ascending order (see
         #: :meth:`track_sorted`); ``None`` until someone asks for them.
         self.sorted: tuple[list[float], ...] | None = None
+        #: The queued jobs by submission number, in push order; while every push came in
+        #: (submission time, number) order (``_in_order``), that is :meth:`head`'s order.
+        self._order: dict[int, JobRecord] = {}
+        self._in_order = True
+        self._last_key: tuple[float, int] | None = None
+        #: Bumped by every push, removal and clear: a reader that saw the same count saw the
+        #: same queue (a job picker's visible jobs, read again only when it moved).
+        self.changes = 0
 
     def track_sorted(self) -> tuple[list[float], ...]:
         """Keep the queued jobs' requested time, cores, memory and bandwidth sorted, each in
@@ -144,12 +159,26 @@ class JobQueue:
         if self.sorted is not None:
             for values in self.sorted:
                 values.clear()
+        self._order.clear()
+        self._in_order = True
+        self._last_key = None
+        self.changes += 1
 
     def push(self, job: JobRecord) -> None:
         """Enqueue a submitted job."""
         job.state = QUEUED
+        self.changes += 1
         self._pos[job.seq] = len(self._jobs)
         self._jobs.append(job)
+        if self._in_order:
+            key = (job.subtime, job.seq)
+            last = self._last_key
+            if last is not None and not last < key:  # an earlier job after a later one
+                self._in_order = False
+                self._order.clear()
+            else:
+                self._last_key = key
+                self._order[job.seq] = job
         only = self._only
         if only is not None:  # one heap: straight in (peek drops it once it has started)
             heapq.heappush(only[0], (only[1](job), job.seq))
@@ -166,6 +195,9 @@ class JobQueue:
     def remove(self, job: JobRecord) -> None:
         """Take ``job`` out of the queue (it is starting); O(1), heaps are cleaned lazily."""
         index = self._pos.pop(job.seq)
+        self.changes += 1
+        if self._in_order:
+            del self._order[job.seq]
         last = self._jobs.pop()
         if last is not job:
             self._jobs[index] = last
@@ -227,6 +259,26 @@ class JobQueue:
     def head(self, k: int) -> list[JobRecord]:
         """The first ``k`` queued jobs in submission order (the ``first`` policy's order:
         submission time, then submission number), left in the queue.
+
+        While jobs were pushed in that order, the first ``k`` of the insertion-ordered
+        dictionary (asked at every step of a job picker: a slice, not a walk); otherwise
+        :meth:`head_walk`."""
+        if self._in_order:
+            return list(islice(self._order.values(), k)) if k > 0 else []
+        return self.head_walk(k)
+
+    def head_seqs(self, k: int) -> np.ndarray:
+        """The submission numbers of :meth:`head`'s jobs, in its order (``intp``): read from
+        the ordered dictionary's keys, without visiting the records."""
+        if self._in_order:
+            count = min(k, len(self._order)) if k > 0 else 0
+            return np.fromiter(islice(self._order.keys(), count), np.intp, count)
+        head = self.head_walk(k)
+        return np.fromiter((job.seq for job in head), np.intp, len(head))
+
+    def head_walk(self, k: int) -> list[JobRecord]:
+        """:meth:`head` by the ``first`` policy's heap, whatever the push order (the
+        reference :meth:`head` agrees with).
 
         A best-first walk down the ``first`` heap from its root: O(k log k) plus the removed
         jobs met on the way, never a scan of the queue.

@@ -423,6 +423,25 @@ class WorkloadManager:
             return True
         return self._floor_fit.fits(res, mem)
 
+    def fits_now_many(
+        self, jobs: Sequence[JobRecord], res: np.ndarray, mem: np.ndarray, gpus: np.ndarray
+    ) -> np.ndarray:
+        """``[fits_now(j.res, j.mem, j.gpus) for j in jobs]`` as a bool array, given the jobs'
+        ``res``, ``mem`` and ``gpus`` as arrays: a job picker asks it for every visible job at
+        every event. The core and GPU counts and the memory shortcut are compared at once;
+        only the jobs they leave open ask :meth:`fits_now` itself (the per-node memory fit)."""
+        fits = (res <= self.pool.free_count) & (gpus <= self.gpu_pool.free_count)
+        easy = mem <= 0.0
+        if not self._big_running:
+            easy |= mem <= self._mem_every_core
+        open_ = fits & ~easy
+        if open_.any():
+            fits_now = self.fits_now
+            for i in np.flatnonzero(open_).tolist():
+                job = jobs[i]
+                fits[i] = fits_now(job.res, job.mem, job.gpus)
+        return fits
+
     def fit_capacity(self, mem: float) -> int:
         """The most tasks of ``mem`` MB each (``mem > 0``, no GPUs) that can start now:
         ``fits_now(res, mem)`` is exactly ``res <= fit_capacity(mem)``. It only shrinks as jobs

@@ -51,6 +51,8 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,6 +67,8 @@ from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scheduling.profile import RunningEnds
 from hdeeprm.simulation.events import Decision, ExecuteJob
 
+#: No visible job.
+_NO_SEQS = np.zeros(0, dtype=np.intp)
 #: Default visible queue length (RLScheduler's MAX_QUEUE_SIZE).
 DEFAULT_SLOTS = 128
 #: Features per visible job.
@@ -111,6 +115,17 @@ class _ObservedCluster:
             self.group, [len(c) for c in pool.node_cores], minlength=self.nb_types
         )
         self.mem = np.bincount(self.group, pool.node_capacity, minlength=self.nb_types)
+        self._has_mem = self.mem > 0
+        #: Every node type without memory: its free-memory feature is always 1.
+        self._no_mem = not self._has_mem.any()
+        self._cores_one, self._mem_one = float(self.cores[0]), float(self.mem[0])
+        #: Whether a job with memory has started (set by the job table). Until then every
+        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
+        #: free-memory features are the ones computed here, with the same operations.
+        self.mem_used = False
+        self._mem_full = np.divide(
+            self.mem, self.mem, out=np.ones_like(self.mem), where=self._has_mem
+        )
         self.pool = pool
 
     @property
@@ -118,6 +133,39 @@ class _ObservedCluster:
         return 2 * self.nb_types + self.nb_gpu_types
 
     def features(self) -> np.ndarray:
+        """Read at every step: one node type's busy cores are the pool's busy count (the sum
+        of the nodes' counts, exact in floats), and types without memory need no sum."""
+        pool = self.pool
+        if self.nb_types == 1 and not self.nb_gpu_types:  # two Python floats, same IEEE ops
+            free_cores = 1.0 - float(pool.nb_cores - pool.free_count) / self._cores_one
+            if self._no_mem:
+                return np.array((free_cores, 1.0))
+            if not self.mem_used:
+                return np.array((free_cores, self._mem_full[0]))
+            mem_sum = np.bincount(self.group, pool.node_free_mem, minlength=1)
+            return np.array((free_cores, float(mem_sum[0]) / self._mem_one))
+        if self.nb_types == 1:
+            busy = np.array([float(pool.nb_cores - pool.free_count)])
+        else:
+            busy = np.bincount(self.group, pool.node_busy, minlength=self.nb_types)
+        out = np.empty(self.size)
+        both = out[: 2 * self.nb_types]
+        both[0::2] = 1.0 - busy / self.cores
+        if self._no_mem:
+            both[1::2] = 1.0
+        elif not self.mem_used:
+            both[1::2] = self._mem_full
+        else:
+            free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
+            both[1::2] = np.divide(
+                free_mem, self.mem, out=np.ones_like(free_mem), where=self._has_mem
+            )
+        if self.nb_gpu_types:
+            out[2 * self.nb_types :] = self.gpu_pool.free_by_type()
+        return out
+
+    def features_reference(self) -> np.ndarray:
+        """:meth:`features` as first written, sums over every node (the tests' reference)."""
         pool = self.pool
         busy = np.bincount(self.group, pool.node_busy, minlength=self.nb_types)
         free_mem = np.bincount(self.group, pool.node_free_mem, minlength=self.nb_types)
@@ -128,6 +176,92 @@ class _ObservedCluster:
         if self.nb_gpu_types:
             out[2 * self.nb_types :] = self.gpu_pool.free_by_type()
         return out
+
+
+class _JobTable:
+    """Job listener keeping, per submission number, what a step reads of a job that never
+    changes while it waits: its submission time, requested time, cores, memory and GPUs
+    (float64, exact for the integers), and its observation row's fixed columns (requested
+    time, cores, memory, bandwidth, GPU features) already scaled and clipped; a step reads
+    the visible jobs' rows by index instead of visiting each job. Filled in batches, when
+    read (:meth:`update`)."""
+
+    #: Columns of :attr:`values`.
+    SUBTIME, REQ_TIME, RES, MEM, GPUS = range(5)
+
+    def __init__(self, env: JobSelectionEnv) -> None:
+        self.env = env
+        self._pending: list[JobRecord] = []
+        self.capacity = 0
+        self.values = np.zeros((0, 5))
+        self.rows = np.zeros((0, env.job_width), dtype=np.float32)
+        #: Some job so far needs more than a core count test to fit (memory, NaN memory or
+        #: GPUs): then the fit test asks the manager (:meth:`WorkloadManager.fits_now_many`).
+        self.any_hard = False
+        #: Every submission time so far is finite (the wait then needs no NaN/inf cleanup).
+        self.finite = True
+
+    def _grow(self, capacity: int) -> None:
+        values = np.zeros((capacity, 5))
+        rows = np.zeros((capacity, self.env.job_width), dtype=np.float32)
+        old = self.capacity
+        values[:old] = self.values
+        rows[:old] = self.rows
+        self.values, self.rows, self.capacity = values, rows, capacity
+
+    def submitted(self, record: JobRecord) -> None:
+        self._pending.append(record)
+
+    def started(self, record: JobRecord) -> None:
+        if record.mem != 0.0:
+            self.env._cluster.mem_used = True
+
+    def completed(self, record: JobRecord) -> None:
+        pass
+
+    def update(self) -> None:
+        """Fill the rows of the jobs submitted since the last read: per value, the float64
+        operations the observation applied to each job before (``x / scale``, ``NaN -> 0``,
+        ``+inf -> 1``, then at most 1), in Python floats (the same IEEE operations), since
+        a read finds one or two new jobs."""
+        pending = self._pending
+        if not pending:
+            return
+        env = self.env
+        top = max(job.seq for job in pending) + 1
+        if top > self.capacity:
+            self._grow(max(top, 2 * self.capacity, 256))
+        values, rows = self.values, self.rows
+        _, s_req, s_res, s_mem, s_bw = env._scale.tolist()
+        gpu_width = env.job_width if env._cluster.nb_gpu_types else 0
+        max_gpus = env._max_gpus
+        for job in pending:
+            seq, mem, gpus = job.seq, job.mem, job.gpus
+            values[seq] = (job.subtime, job.req_time, job.res, mem, gpus)
+            rows[seq, 1:5] = (
+                _clip(job.req_time / s_req),
+                _clip(job.res / s_res),
+                _clip(mem / s_mem),
+                _clip(job.mem_bw / s_bw),
+            )
+            if gpu_width:
+                rows[seq, gpu_width - 2] = min(1.0, gpus / max_gpus)
+                rows[seq, gpu_width - 1] = job.workload_type == "network"
+            if not mem <= 0.0 or gpus != 0:
+                self.any_hard = True
+            if not math.isfinite(job.subtime):
+                self.finite = False
+        pending.clear()
+
+
+def _clip(value: float) -> float:
+    """``min(nan_to_num(value, posinf=1.0), 1.0)`` on one float64 (NaN -> 0, +inf -> 1,
+    -inf -> the most negative float), without a numpy call."""
+    if value != value:
+        return 0.0
+    if value == -math.inf:
+        return -sys.float_info.max
+    return value if value < 1.0 else 1.0
 
 
 class _RunningEnds:
@@ -237,7 +371,16 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.do_nothing = queue_slots
         self._obs = np.zeros(size, dtype=np.float32)
         self._visible: list[JobRecord] = []
+        #: The visible jobs' submission numbers (rows of ``_table``), set with ``_visible``.
+        self._seqs = _NO_SEQS
         self._fits = np.zeros(queue_slots, dtype=bool)
+        self._any_fits = False
+        #: The visible jobs' job table values and requested cores (a view of them), the
+        #: smallest request (NaN: not read yet) and the free core count ``_fits`` was for.
+        self._vis_values = np.zeros((0, 5))
+        self._vis_res = self._vis_values[:, _JobTable.RES]
+        self._min_res = math.nan
+        self._free_seen = -1
         self._started: list[JobRecord] = []
         #: Masked actions received this episode (each played as described in :meth:`step`).
         self.invalid_actions = 0
@@ -254,6 +397,9 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._max_gpus = max(1, manager.gpu_pool.nb_gpus)
         self._ends = _RunningEnds()
         manager.job_listeners.append(self._ends)
+        self._table = _JobTable(self)
+        manager.job_listeners.append(self._table)
+        self._seen = -1  # a new queue: the visible jobs are read again
         return _Observer(self)
 
     @property
@@ -271,6 +417,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Start an episode (see the parent's ``reset``) and run to the first real choice."""
         self._started = []
         self._visible = []
+        self._seqs = _NO_SEQS
         self.invalid_actions = 0
         super().reset(seed=seed, options=options)
         self._settle()
@@ -324,6 +471,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def _parse(self, action: Any) -> tuple[int, int]:
         """``(slot, policy index)`` from an integer (one step) or a pair (two steps)."""
+        if type(action) is int and self.policies is None and 0 <= action < self._nb_actions:
+            return action, 0  # a plain valid int: what the checks below would return
         if self.policies is None:
             if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
                 action = action.reshape(())[()]
@@ -371,7 +520,55 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 return
 
     def _backfill_around(self, head: JobRecord) -> None:
-        """EASY: start visible jobs that fit now and do not delay ``head``'s reservation."""
+        """EASY: start visible jobs that fit now and do not delay ``head``'s reservation.
+
+        Free cores and the cores spare at the reservation only shrink during the pass, so a
+        job with more cores than free now, or ending after the reservation with more cores
+        than spare, is never started: those are ruled out at once, over the visible jobs'
+        arrays, and the others tried in submission order as :meth:`_backfill_reference`
+        tries every visible job."""
+        manager, pool = self.manager, self.manager.pool
+        free = pool.free_count
+        if not free:
+            return
+        now = manager.now
+        shadow, extra = self._ends.ends.shadow(head.res, free, now)
+        self._refresh_visible()
+        visible = self._visible
+        if not visible:
+            return
+        res = self._vis_res
+        least = self._min_res
+        if least != least:
+            least = self._min_res = float(np.minimum.reduce(res))
+        if least > free:  # no visible job has few enough cores
+            return
+        values = self._vis_values
+        in_time = now + values[:, _JobTable.REQ_TIME] <= shadow
+        maybe = (res <= free) & (in_time | (res <= extra))
+        candidates = maybe.nonzero()[0].tolist()
+        if not candidates:
+            return
+        started, core_policy = self._started, self.core_policy
+        fits_now, start_job = manager.fits_now, manager.start_job
+        for i in candidates:
+            job = visible[i]
+            free = pool.free_count
+            if not free:
+                break
+            if job is head or job.res > free:
+                continue
+            on_time = bool(in_time[i])
+            if not on_time and job.res > extra:
+                continue
+            if fits_now(job.res, job.mem, job.gpus) and start_job(job, core_policy):
+                started.append(job)
+                if not on_time:
+                    extra -= job.res
+
+    def _backfill_reference(self, head: JobRecord) -> None:
+        """:meth:`_backfill_around` as first written, every visible job in turn: the
+        statement the fast pass is tested against."""
         manager, pool = self.manager, self.manager.pool
         shadow, extra = self._ends.ends.shadow(head.res, pool.free_count, manager.now)
         now = manager.now
@@ -394,23 +591,84 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Run on until the agent has a real choice (a visible job it may pick), then observe."""
         while not self._done:
             self._look()
-            if self._fits.any() or (self.backfill and self._visible):
+            if self._any_fits or (self.backfill and self._visible):
                 break
             self._proceed()
         if self._done:
             self._visible = []
+            self._seqs = _NO_SEQS
+            self._seen = -1
             self._fits[:] = False
         self._obs = self._observer.build()
         self._mask = None
 
+    def _refresh_visible(self) -> None:
+        """The visible jobs, their submission numbers (job table rows) and requested cores,
+        read again only when the queue moved since the last read (its change count)."""
+        queue = self.manager.job_queue
+        if queue.changes == self._seen:
+            return
+        self._seen = queue.changes
+        visible = self._visible = queue.head(self.queue_slots)
+        if not visible:
+            self._seqs = _NO_SEQS
+            return
+        table = self._table
+        table.update()
+        seqs = self._seqs = queue.head_seqs(self.queue_slots)
+        values = table.values.take(seqs, axis=0)
+        self._vis_values = values
+        self._vis_res = values[:, _JobTable.RES]
+        self._min_res = math.nan  # read when first needed
+        self._free_seen = -1
+
     def _look(self) -> None:
-        """The visible jobs and which of them fit now."""
+        """The visible jobs and which of them fit now (``_fits``, ``_any_fits``). Without
+        memory or GPU requests a job fits iff its cores are free: one comparison, redone
+        only when the queue or the free core count moved."""
+        self._refresh_visible()
+        visible = self._visible
+        n = len(visible)
+        fits = self._fits
+        if not n:
+            fits[:] = False
+            self._any_fits = False
+            return
+        manager = self.manager
+        free = manager.pool.free_count
+        if not self._table.any_hard:
+            if free != self._free_seen:
+                self._free_seen = free
+                np.less_equal(self._vis_res, free, out=fits[:n])
+                if n < self.queue_slots:
+                    fits[n:] = False
+                least = self._min_res
+                if least != least:
+                    least = self._min_res = float(np.minimum.reduce(self._vis_res))
+                self._any_fits = least <= free
+            return
+        values = self._vis_values
+        fits[:n] = manager.fits_now_many(
+            visible,
+            self._vis_res,
+            values[:, _JobTable.MEM],
+            values[:, _JobTable.GPUS],
+        )
+        fits[n:] = False
+        self._any_fits = bool(fits[:n].any())
+
+    def _look_reference(self) -> None:
+        """:meth:`_look` as first written (every visible job asks :meth:`~hdeeprm.decision.
+        WorkloadManager.fits_now`): the statement the fast one is tested against. It also
+        sets what :meth:`_Observer.build_reference` reads."""
         manager = self.manager
         self._visible = manager.job_queue.head(self.queue_slots)
         fits = self._fits
         fits[:] = False
         for i, job in enumerate(self._visible):
             fits[i] = manager.fits_now(job.res, job.mem, job.gpus)
+        self._any_fits = bool(fits.any())
+        self._seen = -1  # the fast path's cached reads are stale
 
     # --- masks and reporting ------------------------------------------------------------
     @property
@@ -463,10 +721,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
 
 class _Observer:
-    """The job-selection observation (module docstring), built into one reused array."""
+    """The job-selection observation (module docstring), built into one reused array
+    (:meth:`build`; the environment hands out copies of it)."""
 
     def __init__(self, env: JobSelectionEnv) -> None:
         self.env = env
+        self._buf = np.zeros(self.size, dtype=np.float32)
+        #: Job rows written by the last build (the rows past the visible jobs are zeros).
+        self._rows = 0
 
     @property
     def size(self) -> int:
@@ -474,6 +736,37 @@ class _Observer:
         return env.queue_slots * env.job_width + env._cluster.size + 1
 
     def build(self) -> np.ndarray:
+        """The fixed columns are the visible jobs' rows of the job table; the wait column is
+        computed here, with the float64 operations the table applied to the fixed ones."""
+        env = self.env
+        width = env.job_width
+        obs = self._buf
+        visible = env._visible
+        n = len(visible)
+        if self._rows > n:  # slots emptied since the last build
+            obs[n * width : self._rows * width] = 0.0
+        self._rows = n
+        if n:
+            block = obs[: n * width].reshape(n, width)
+            env._table.rows.take(env._seqs, axis=0, out=block)
+            wait = env.manager.now - env._vis_values[:, _JobTable.SUBTIME]
+            if env.log_features:
+                raw = np.empty((n, 3))
+                raw[:, 0] = wait
+                raw[:, 1] = env._vis_values[:, _JobTable.REQ_TIME]
+                raw[:, 2] = env._vis_res
+                logs = np.log1p(np.maximum(raw, 0.0)) / env._log_scale
+                block[:, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            wait /= env._scale[0]
+            if not (env._table.finite and math.isfinite(env.manager.now)):
+                wait = np.nan_to_num(wait, posinf=1.0)
+            block[:, 0] = np.minimum(wait, 1.0)
+            block[:, 5] = env._fits[:n]
+        return self._finish(obs)
+
+    def build_reference(self) -> np.ndarray:
+        """:meth:`build` as first written (a row per visible job, from its record, and the
+        cluster's sums over every node): the statement the fast one is tested against."""
         env = self.env
         slots, width = env.queue_slots, env.job_width
         obs = np.zeros(slots * width + env._cluster.size + 1, dtype=np.float32)
@@ -495,9 +788,16 @@ class _Observer:
             if env._cluster.nb_gpu_types:
                 block[:n, width - 2] = [min(1.0, j.gpus / env._max_gpus) for j in visible]
                 block[:n, width - 1] = [j.workload_type == "network" for j in visible]
-        cluster = env._cluster.features()
+        return self._finish(obs, env._cluster.features_reference())
+
+    def _finish(self, obs: np.ndarray, cluster: np.ndarray | None = None) -> np.ndarray:
+        """The cluster features and the hidden-queue feature, after the job rows."""
+        env = self.env
+        slots, width = env.queue_slots, env.job_width
+        if cluster is None:
+            cluster = env._cluster.features()
         start = slots * width
         obs[start : start + len(cluster)] = cluster
-        hidden = env.manager.queue_size - len(visible)
+        hidden = env.manager.queue_size - len(env._visible)
         obs[-1] = min(1.0, max(hidden, 0) / slots)
         return obs

@@ -62,6 +62,7 @@ from gymnasium import spaces
 from hdeeprm.decision.actions import PLACEMENT_POLICIES
 from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.env import HeterogeneousClusterEnv
+from hdeeprm.environment.rlscheduler import rlscheduler_visible
 from hdeeprm.errors import SimulationError
 from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scheduling.profile import RunningEnds
@@ -301,6 +302,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             jobs near 0.
         objective: what the rewards add up to (minus it): ``avg_bounded_slowdown`` (default,
             tau = 10 s) or ``avg_job_slowdown`` (:data:`SLOWDOWN_OBJECTIVES`).
+        rlscheduler: follow RLScheduler's rules (:mod:`hdeeprm.environment.rlscheduler`):
+            beyond ``Q`` queued jobs, show the shortest and the smallest alternately; with
+            ``backfill``, the picked job's reservation is fixed when it is picked and only
+            jobs ending strictly before it backfill, from the whole queue in submission
+            order; do nothing is offered only when no job is visible.
     """
 
     def __init__(
@@ -313,6 +319,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         policies: Sequence[str] | None = None,
         log_features: bool = False,
         objective: str = OBJECTIVE,
+        rlscheduler: bool = False,
         **common: Any,
     ) -> None:
         if objective not in SLOWDOWN_OBJECTIVES:
@@ -348,6 +355,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
+        self.rlscheduler = bool(rlscheduler)
         super().__init__(inputs, **common)
         self.objective = objective
         self.reward_kind = "objective"
@@ -511,8 +519,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Backfill around ``job`` at each event until it can start, then start it (placed
         by ``core_policy``)."""
         manager = self.manager
+        if self.rlscheduler:
+            # RLScheduler fixes the reservation once, from the requested times.
+            shadow, _ = self._ends.ends.shadow(job.res, manager.pool.free_count, manager.now)
         while True:
-            self._backfill_around(job)
+            if self.rlscheduler:
+                self._backfill_before(job, shadow)
+            else:
+                self._backfill_around(job)
             self._proceed()
             if self._done:
                 raise SimulationError(f"the simulation ended while job {job.id} was reserved")
@@ -566,6 +580,22 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 if not on_time:
                     extra -= job.res
 
+    def _backfill_before(self, head: JobRecord, shadow: float) -> None:
+        """RLScheduler's backfilling: every queued job, in submission order, that fits now
+        and ends (by its requested time) strictly before ``head``'s fixed reservation."""
+        manager = self.manager
+        queue = manager.job_queue
+        now = manager.now
+        for job in queue.head(len(queue)):
+            if not manager.pool.free_count:
+                break
+            if job is head or now + job.req_time >= shadow:
+                continue
+            if manager.fits_now(job.res, job.mem, job.gpus) and manager.start_job(
+                job, self.core_policy
+            ):
+                self._started.append(job)
+
     def _backfill_reference(self, head: JobRecord) -> None:
         """:meth:`_backfill_around` as first written, every visible job in turn: the
         statement the fast pass is tested against."""
@@ -609,13 +639,19 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         if queue.changes == self._seen:
             return
         self._seen = queue.changes
-        visible = self._visible = queue.head(self.queue_slots)
-        if not visible:
-            self._seqs = _NO_SEQS
-            return
-        table = self._table
-        table.update()
-        seqs = self._seqs = queue.head_seqs(self.queue_slots)
+        if self.rlscheduler and len(queue) > self.queue_slots:
+            visible = self._visible = rlscheduler_visible(queue.head(len(queue)), self.queue_slots)
+            table = self._table
+            table.update()
+            seqs = self._seqs = np.fromiter((j.seq for j in visible), np.intp, len(visible))
+        else:
+            visible = self._visible = queue.head(self.queue_slots)
+            if not visible:
+                self._seqs = _NO_SEQS
+                return
+            table = self._table
+            table.update()
+            seqs = self._seqs = queue.head_seqs(self.queue_slots)
         values = table.values.take(seqs, axis=0)
         self._vis_values = values
         self._vis_res = values[:, _JobTable.RES]
@@ -716,6 +752,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                     mask[: self.queue_slots] = self._fits
                 manager = self.manager
                 mask[self.do_nothing] = bool(manager.running) or not manager.no_more_jobs
+                if self.rlscheduler and n and mask[:n].any():
+                    mask[self.do_nothing] = False  # RLScheduler's agent always picks a job
             self._mask = mask
         return mask.copy()
 

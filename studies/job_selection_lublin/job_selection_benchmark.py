@@ -56,9 +56,18 @@ WINDOW = 1024
 TRAIN = (0, 7000)
 EVAL = (7000, 10000)
 SLOTS = 128
+#: RLScheduler's own protocol (``--rlscheduler``): 256-job training sequences and 1,024-job
+#: test sequences, both starting anywhere in the trace's 10,000 jobs (starts in
+#: ``[L, n - L - 1)``, as RLScheduler draws them), and its visible queue and backfilling.
+RLS_TRAIN_WINDOW = 256
+RLS_TRAIN = (256, 9999)
+RLS_EVAL = (1024, 9999)
 
 
-def write_options(folder: Path, traces: Path, eval_windows: int, seed: int) -> Path:
+def write_options(
+    folder: Path, traces: Path, eval_windows: int, seed: int, rlscheduler: bool = False
+) -> Path:
+    window, train = (RLS_TRAIN_WINDOW, RLS_TRAIN) if rlscheduler else (WINDOW, TRAIN)
     raw = {
         "seed": seed,
         "workload_file_path": str(traces / TRACE),
@@ -68,8 +77,8 @@ def write_options(folder: Path, traces: Path, eval_windows: int, seed: int) -> P
             "env": {
                 "objective": "avg_job_slowdown",
                 "episodes": {
-                    "window_jobs": WINDOW,
-                    "train_jobs": list(TRAIN),
+                    "window_jobs": window,
+                    "train_jobs": list(train),
                     "eval_jobs": list(EVAL),
                     "eval_windows": eval_windows,
                     "eval_seed": 0,
@@ -78,6 +87,10 @@ def write_options(folder: Path, traces: Path, eval_windows: int, seed: int) -> P
             "agent": {"type": "LEARNING", "run": "train"},
         },
     }
+    if rlscheduler:  # no held-out part: test sequences are drawn over the whole trace
+        episodes = raw["pybatsim"]["env"]["episodes"]  # type: ignore[index]
+        for key in ("eval_jobs", "eval_windows", "eval_seed"):
+            del episodes[key]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "options.json"
     path.write_text(json.dumps(raw, indent=1))
@@ -177,6 +190,7 @@ def train_hdeeprm(inputs, backfill: bool, args):
         queue_slots=SLOTS,
         policies=args.policies,
         log_features=args.log_features,
+        rlscheduler=args.rlscheduler,
     )
     agent = TwoStepPPO(config, fns)
     start, cpu = time.perf_counter(), time.process_time()
@@ -201,6 +215,7 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
                 backfill=backfill,
                 queue_slots=SLOTS,
                 log_features=args.log_features,
+                rlscheduler=args.rlscheduler,
             )
             env.reset(seed=args.seed + i)
             return env
@@ -276,11 +291,19 @@ def main(argv: list[str] | None = None) -> int:
         "--log-features", action="store_true", help="log-scaled job features (the environment's)"
     )
     parser.add_argument("--no-heuristics", action="store_true", help="only the agent's row")
+    parser.add_argument(
+        "--rlscheduler",
+        action="store_true",
+        help="RLScheduler's own protocol: its visible queue and backfilling rule, 256-job "
+        "training and 1,024-job test sequences drawn over the whole trace",
+    )
     args = parser.parse_args(argv)
     if args.policies is not None:
         args.policies = args.policies.split(",")
         if args.trainer != "hdeeprm":
             parser.error("--policies needs --trainer hdeeprm")
+    if args.rlscheduler and args.validate:
+        parser.error("--validate draws from a held-out split; RLScheduler's protocol has none")
     if args.timesteps is None:
         args.timesteps = 32_768 if args.quick else 400_000
     if args.eval_windows is None:
@@ -295,25 +318,45 @@ def main(argv: list[str] | None = None) -> int:
         sb3_contrib = None
     with tempfile.TemporaryDirectory(prefix="hdeeprm-jobsel-") as tmp:
         folder = Path(tmp)
-        options = load_options(write_options(folder, traces, args.eval_windows, args.seed))
+        options = load_options(
+            write_options(folder, traces, args.eval_windows, args.seed, args.rlscheduler)
+        )
         t0 = time.perf_counter()
         inputs = prepare_inputs(options, folder / "run")
         print(f"inputs: {len(inputs.workload.jobs)} jobs in {time.perf_counter() - t0:.1f} s")
-        print(
-            f"windows of {WINDOW} jobs: train from jobs {TRAIN}, {args.eval_windows} eval "
-            f"windows from jobs {EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
-        )
+        if args.rlscheduler:
+            print(
+                f"RLScheduler's protocol: training sequences of {RLS_TRAIN_WINDOW} jobs from "
+                f"jobs {RLS_TRAIN}, {args.eval_windows} test sequences of {WINDOW} jobs from "
+                f"jobs {RLS_EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
+            )
+        else:
+            print(
+                f"windows of {WINDOW} jobs: train from jobs {TRAIN}, {args.eval_windows} eval "
+                f"windows from jobs {EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
+            )
         for mode in args.modes.split(","):
             backfill = mode == "backfill"
             env = JobSelectionEnv(
                 inputs=inputs,
-                split="eval",
+                split="train" if args.rlscheduler else "eval",  # the test windows come next
                 backfill=backfill,
                 queue_slots=SLOTS,
                 policies=args.policies,
                 log_features=args.log_features,
+                rlscheduler=args.rlscheduler,
             )
             kind = "eval"
+            if args.rlscheduler:
+                episodes = dataclasses.replace(
+                    options.env.episodes,
+                    window_jobs=WINDOW,
+                    eval_jobs=RLS_EVAL,
+                    eval_windows=args.eval_windows,
+                    eval_seed=0,
+                )
+                env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
+                kind = "RLScheduler test"
             if args.validate:
                 episodes = dataclasses.replace(options.env.episodes, eval_jobs=TRAIN, eval_seed=1)
                 env.windows = EpisodeWindows(inputs.workload, episodes, "eval")

@@ -262,3 +262,50 @@ def test_vector_env_with_maskable_ppo(tmp_path) -> None:
     masks = vec.env_method("action_masks")
     assert all(masks[i][a] for i, a in enumerate(actions))
     assert math.isfinite(float(model.logger.name_to_value.get("train/loss", 0.0)))
+
+
+# RLScheduler's backfilling (hdeeprm.environment.rlscheduler): A holds 2 of the 4 cores until
+# its requested end at t = 100; J1 (3 cores) is picked at t = 1 and reserved there, with 1
+# core spare. J2 (1 core, requested 200 s) would end after the reservation: EASY starts it on
+# the spare core at t = 2, RLScheduler's rule never does. J3 (1 core, requested 50 s) ends
+# before it: both start it at t = 3.
+RLS_JOBS = [
+    ("A", 0.0, 2, 400e9, _extra(100.0)),
+    ("J1", 1.0, 3, 24e9, _extra(10.0)),
+    ("J2", 2.0, 1, 12e9, _extra(200.0)),
+    ("J3", 3.0, 1, 12e9, _extra(50.0)),
+]
+
+
+@pytest.mark.parametrize("rlscheduler", [False, True])
+def test_rlscheduler_backfilling_rule(tmp_path, rlscheduler) -> None:
+    env = make_env(tmp_path, RLS_JOBS, backfill=True, rlscheduler=rlscheduler)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(0)  # A starts; J1 arrives at t = 1
+    assert info["time"] == 1.0 and names(env) == ["J1"]
+    _, _, _, _, info = env.step(0)  # J1 reserved until A ends
+    a_end = times(env)["A"][1]
+    assert times(env)["J3"][0] == 3.0
+    if rlscheduler:
+        assert "J2" not in times(env) and names(env) == ["J2"]
+        assert info["time"] == pytest.approx(a_end)
+        # A job is visible: RLScheduler's agent must pick one (no do nothing).
+        assert info["action_mask"].tolist() == [True] + [False] * 6
+    else:
+        assert times(env)["J2"][0] == 2.0
+    while not env.finished:
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert times(env)["J1"][0] == pytest.approx(a_end)
+
+
+def test_rlscheduler_visible_queue(tmp_path) -> None:
+    """Q = 2 and four queued jobs at t = 4: RLScheduler shows the shortest (J3, 2 s) and the
+    smallest (J4, 1 core), not the first two submitted; J4 fits, so the agent is asked now."""
+    env = make_env(tmp_path, queue_slots=2, rlscheduler=True)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(0)
+    assert info["time"] == 4.0 and names(env) == ["J3", "J4"]
+    plain = make_env(tmp_path / "plain", queue_slots=2)
+    plain.reset(seed=0)
+    _, _, _, _, info = plain.step(0)  # J1 and J2 shown; neither fits until A ends
+    assert info["time"] == 50.0 and names(plain) == ["J1", "J2"]

@@ -1,14 +1,24 @@
 """CuSH's two-step agent (TwoStepPPO) against the heuristics on held-out CuSH job sets.
 
 Usage: ``python -m studies.cush_two_step.cush_agent [--steps N] [--train-sets K] [--sets M]
-[--seed S] [--save PATH]``. Trains :class:`hdeeprm.training.twostep.TwoStepPPO` (job selector
-+ policy selector over ``depth_first`` / ``breadth_first``, service-time model on) for ``N``
-decision steps on job sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds
-10,000 .. 10,000 + M - 1 (those of ``benchmarks/fidelity/cush_scenario.py``) greedily,
-beside FCFS, SJF, DRF and Rand in DF and BF form, and prints NTAT, wait, penalty and the
-paper's Table 1 (Sierra). Time unit ``t`` = 10 s, so the environment's bounded slowdown
-(tau = 10 s) is NTAT.
-Prints the training cost in CPU seconds (``time.process_time()``) and steps per CPU second.
+[--seed S] [--warm-start SJF] [--critic-warmup U] [--validation V] [--save PATH]``. Trains
+:class:`hdeeprm.training.twostep.TwoStepPPO` (job selector + policy selector over
+``depth_first`` / ``breadth_first``, service-time model on) for ``N`` decision steps on job
+sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds 10,000 .. 10,000 +
+M - 1 (those of ``benchmarks/fidelity/cush_scenario.py``) greedily, beside FCFS, SJF, DRF and
+Rand in DF and BF form, and prints NTAT, wait, penalty and the paper's Table 1 (Sierra). Time
+unit ``t`` = 10 s, so the environment's bounded slowdown (tau = 10 s) is NTAT.
+
+``--warm-start SJF`` first clones that CuSH heuristic's job choices (breadth-first placement)
+on the first ``--warm-sets`` training sets into the job selector
+(:mod:`studies.imitation.picker_cloning`), so that PPO starts from the best rule;
+``--critic-warmup U`` then fits the job selector's critic alone for the first ``U`` PPO
+updates. ``--validation V`` chooses settings without the held-out sets: it holds the last
+``V`` training sets (seeds ``K - V .. K - 1``) out of training and evaluates on them instead.
+
+Prints the training cost in CPU seconds (``time.process_time()``) and steps per CPU second,
+and per held-out (or validation) set a paired comparison of the agent against SJF BF, SJF DF
+and FCFS BF (:mod:`studies.cush_two_step.paired`).
 """
 
 from __future__ import annotations
@@ -19,11 +29,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from hdeeprm.environment.job_pickers import CUSH_HEURISTICS
+from hdeeprm.environment.job_pickers import CUSH_HEURISTICS, CushPicker
+from hdeeprm.inputs import ExperimentInputs
 from hdeeprm.scenarios.cush import PAPER_TABLE1_SIERRA, CushResult, CushScenario
-from hdeeprm.scenarios.cush_agent import CushEnvFactory, play_jobset, prepare_agent_inputs
+from hdeeprm.scenarios.cush_agent import (
+    AGENT_POLICIES,
+    CushEnvFactory,
+    play_jobset,
+    prepare_agent_inputs,
+)
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
+from hdeeprm.workload.model import Workload
 from studies.common import REPO
+from studies.cush_two_step.paired import paired_test
+from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations
 
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0
@@ -42,6 +61,35 @@ def _row(name: str, results: list[CushResult], cpu: float | str) -> str:
     )
 
 
+def warm_start(
+    agent: TwoStepPPO,
+    inputs: ExperimentInputs,
+    jobsets: tuple[Workload, ...],
+    args: argparse.Namespace,
+) -> str:
+    """Clone ``args.warm_start``'s job choices, placed breadth-first, on ``jobsets`` into the
+    agent's job selector; a line saying how well the clone agrees."""
+    tick = time.process_time()
+    env = CushEnvFactory(inputs, jobsets, "eval")()
+    demos = picker_demonstrations(
+        env,
+        CushPicker(args.warm_start, args.seed),
+        (),
+        policy=AGENT_POLICIES.index("breadth_first"),
+        windows=range(len(jobsets)),
+    )
+    env.close()
+    losses = clone_job_selector(
+        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=args.seed
+    )
+    return (
+        f"warm start: {args.warm_start} BF's {len(demos)} decisions on {len(jobsets)} training "
+        f"sets cloned in {args.warm_epochs} epochs (cross-entropy {losses[0]:.4f} -> "
+        f"{losses[-1]:.4f}, agreement {agreement(agent, demos):.4f}), "
+        f"{time.process_time() - tick:.1f} s CPU"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_480)
@@ -50,18 +98,52 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-steps", type=int, default=256, help="rollout length per env")
     parser.add_argument("--save", type=Path, default=None, help="write the agent's weights")
+    parser.add_argument(
+        "--validation",
+        type=int,
+        default=0,
+        metavar="V",
+        help="hold the last V training sets out of training and evaluate on them (not on the "
+        "held-out sets)",
+    )
+    warm = parser.add_argument_group("warm start: clone a CuSH heuristic before PPO")
+    warm.add_argument("--warm-start", choices=CUSH_HEURISTICS, default=None)
+    warm.add_argument("--warm-sets", type=int, default=100, help="training sets to clone")
+    warm.add_argument("--warm-epochs", type=int, default=20)
+    warm.add_argument("--warm-lr", type=float, default=1e-3)
+    warm.add_argument(
+        "--critic-warmup",
+        type=int,
+        default=0,
+        help="TwoStepConfig.critic_warmup: the first PPO updates fit the job critic alone",
+    )
     args = parser.parse_args()
+    if not 0 <= args.validation < args.train_sets:
+        parser.error("--validation must be in 0 .. --train-sets - 1")
     scenario = CushScenario(PLATFORM, time_unit=TIME_UNIT)
-    train = tuple(scenario.jobset(seed) for seed in range(args.train_sets))
-    seeds = range(EVAL_FIRST, EVAL_FIRST + args.sets)
+    n_train = args.train_sets - args.validation
+    train = tuple(scenario.jobset(seed) for seed in range(n_train))
+    if args.validation:  # training sets only: nothing of the held-out sets is read
+        seeds, what = range(n_train, args.train_sets), "validation"
+    else:
+        seeds, what = range(EVAL_FIRST, EVAL_FIRST + args.sets), "held-out"
     held_out = tuple(scenario.jobset(seed) for seed in seeds)
     with tempfile.TemporaryDirectory() as folder:
         inputs = prepare_agent_inputs(scenario, PLATFORM, train + held_out, folder)
-        config = TwoStepConfig(num_envs=2, num_steps=args.num_steps, seed=args.seed)
+        config = TwoStepConfig(
+            num_envs=2,
+            num_steps=args.num_steps,
+            seed=args.seed,
+            critic_warmup=args.critic_warmup,
+        )
         factories = [CushEnvFactory(inputs, train, "train") for _ in range(config.num_envs)]
         agent = TwoStepPPO(config, factories)
         tick, wall = time.process_time(), time.perf_counter()
-        agent.learn(args.steps)
+        warm_line = None
+        if args.warm_start is not None:
+            warm_line = warm_start(agent, inputs, train[: args.warm_sets], args)
+        if args.steps:
+            agent.learn(args.steps)
         train_cpu, train_wall = time.process_time() - tick, time.perf_counter() - wall
         if args.save is not None:
             agent.save(args.save)
@@ -73,13 +155,15 @@ def main() -> None:
         agent.close()
     print(
         f"CuSH Sierra-like scenario, two-step agent: trained {agent.global_step} steps on "
-        f"{args.train_sets} job sets (seeds 0..{args.train_sets - 1}), agent seed {args.seed}; "
-        f"evaluated on {args.sets} held-out sets (seeds {seeds[0]}..{seeds[-1]}), Q = 5, t = 10 s"
+        f"{n_train} job sets (seeds 0..{n_train - 1}), agent seed {args.seed}; "
+        f"evaluated on {len(seeds)} {what} sets (seeds {seeds[0]}..{seeds[-1]}), Q = 5, t = 10 s"
     )
+    if warm_line is not None:
+        print(f"{warm_line}; then critic warm-up {args.critic_warmup} updates")
     print(
-        f"training: {train_cpu:.1f} s CPU ({train_wall:.1f} s wall), "
-        f"{agent.global_step / train_cpu:.0f} steps per CPU second, {agent.episodes} episodes; "
-        f"training NTAT of the last updates "
+        f"training: {train_cpu:.1f} s CPU ({train_wall:.1f} s wall, warm start included), "
+        f"{agent.global_step / max(train_cpu, 1e-9):.0f} steps per CPU second, "
+        f"{agent.episodes} episodes; training NTAT of the last updates "
         f"{(sum(last) / len(last)) if last else math.nan:.2f}"
     )
     header = f"{'scheduler':<10}{'NTAT':>8}{'wait (t)':>10}{'penalty':>9}"
@@ -97,14 +181,8 @@ def main() -> None:
             print(_row(f"{name} {policy}", results, time.process_time() - tick))
     print(_row("CuSH", agent_results, agent_cpu))
     for name in ("SJF BF", "SJF DF", "FCFS BF"):
-        diff = [a.ntat - h.ntat for a, h in zip(agent_results, table[name])]
-        lower = sum(d < 0 for d in diff)
-        mean = math.fsum(diff) / len(diff)
-        spread = math.sqrt(math.fsum((d - mean) ** 2 for d in diff) / max(1, len(diff) - 1))
-        print(
-            f"agent - {name}: NTAT {mean:+.3f} on average (std error "
-            f"{spread / math.sqrt(len(diff)):.3f}), lower on {lower} of {len(diff)} sets"
-        )
+        test = paired_test([a.ntat for a in agent_results], [h.ntat for h in table[name]])
+        print(test.line(f"agent - {name} (NTAT)"))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ usual remedy for learned schedulers is to clone the rule first and let reinforce
 move from there: :func:`picker_demonstrations` records a picker's decisions on whole episodes,
 :func:`clone_job_selector` fits the kernel network's logits to them (cross-entropy over the
 allowed actions), and ``agent.learn(...)`` continues with PPO from the cloned weights.
+
+A two-step agent (CuSH's, ``policies=[...]``) clones its job selector the same way: the
+demonstrations are played with a fixed policy (``policy=``) and the policy selector is left
+untrained, for PPO to learn.
 """
 
 from __future__ import annotations
@@ -23,18 +27,35 @@ from studies.imitation.imitation import Demonstrations
 
 
 def picker_demonstrations(
-    env: Any, picker: Callable[[Any], int], seeds: Sequence[int]
+    env: Any,
+    picker: Callable[[Any], int],
+    seeds: Sequence[int],
+    *,
+    policy: int | None = None,
+    windows: Sequence[int] | None = None,
 ) -> Demonstrations:
-    """``picker``'s decisions on one whole episode of ``env`` (a one-step
+    """``picker``'s decisions on one whole episode of ``env`` (a
     :class:`~hdeeprm.environment.JobSelectionEnv`) per reset seed of ``seeds`` (on the
     ``train`` split each seed draws a window): the observation, the action mask and the
     picker's action at every step. A step where the picker asks for a masked action (which
-    the environment plays as do nothing) is not a decision to imitate and is left out."""
+    the environment plays as do nothing) is not a decision to imitate and is left out.
+
+    A two-step environment needs ``policy``, the index of the policy that places every
+    chosen job. ``windows`` plays these windows (``reset(options={"window": k})``, an
+    ``eval``-split environment) instead of drawing by ``seeds``: the sets are then known."""
+    two_step = getattr(env, "policies", None) is not None
+    if two_step and policy is None:
+        raise ValueError("a two-step environment needs the policy that places the jobs")
+    episodes: list[dict[str, Any]] = (
+        [{"seed": int(seed)} for seed in seeds]
+        if windows is None
+        else [{"options": {"window": int(k)}} for k in windows]
+    )
     observations: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
-    for seed in seeds:
-        obs, _ = env.reset(seed=int(seed))
+    for episode in episodes:
+        obs, _ = env.reset(**episode)
         done = env.finished
         while not done:
             mask = np.asarray(env.action_masks(), dtype=bool)
@@ -43,7 +64,7 @@ def picker_demonstrations(
                 observations.append(np.asarray(obs, dtype=np.float32))
                 masks.append(mask)
                 actions.append(action)
-            obs, _, done, _, _ = env.step(action)
+            obs, _, done, _, _ = env.step((action, policy) if two_step else action)
     width = env.observation_space.shape[0]
     return Demonstrations(
         np.asarray(observations, dtype=np.float32).reshape(len(actions), width),
@@ -61,14 +82,13 @@ def clone_job_selector(
     learning_rate: float = 1e-3,
     seed: int = 0,
 ) -> list[float]:
-    """Fit ``agent``'s job selector (a one-step ``TwoStepPPO``) to ``demos`` in place; the
+    """Fit ``agent``'s job selector (a ``TwoStepPPO``'s) to ``demos`` in place; the
     mean cross-entropy of each epoch.
 
-    Only the job selector's scoring layers learn (its critic is left for PPO), with their own
-    Adam optimiser (the agent's is untouched) and their own shuffling generator: the same
-    agent, demonstrations and arguments give the same weights bit for bit."""
-    if getattr(agent, "two_step", False):
-        raise ValueError("clone_job_selector clones a one-step job selector (policies=None)")
+    Only the job selector's scoring layers learn (its critic and a two-step agent's policy
+    selector are left for PPO), with their own Adam optimiser (the agent's is untouched) and
+    their own shuffling generator: the same agent, demonstrations and arguments give the same
+    weights bit for bit."""
     if epochs < 1 or batch_size < 1 or not learning_rate > 0.0:
         raise ValueError(
             f"epochs and batch_size must be >= 1 and learning_rate > 0, got {epochs}, "
@@ -109,5 +129,7 @@ def agreement(agent: Any, demos: Demonstrations) -> float:
     one."""
     if len(demos) == 0:
         return float("nan")
-    chosen = agent.predict(demos.observations, demos.masks, deterministic=True)
-    return float(np.mean(np.asarray(chosen) == demos.actions))
+    chosen = np.asarray(agent.predict(demos.observations, demos.masks, deterministic=True))
+    if chosen.ndim == 2:  # two steps: (slot, policy) pairs, the slot is the job selector's
+        chosen = chosen[:, 0]
+    return float(np.mean(chosen == demos.actions))

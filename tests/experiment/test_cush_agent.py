@@ -170,3 +170,40 @@ def test_same_seed_same_agent(tmp_path: Path) -> None:
         weights[-1] += [t.clone() for t in agent.job_net.state_dict().values()]
         agent.close()
     assert all(torch.equal(a, b) for a, b in zip(*weights))
+
+
+def test_warm_start_clones_sjf_into_the_job_selector(tmp_path: Path) -> None:
+    """SJF's job choices, placed breadth-first, recorded on two training sets replay SJF BF
+    exactly; cloned, they set the job selector only (the policy selector stays as built)."""
+    from studies.imitation.picker_cloning import (
+        agreement,
+        clone_job_selector,
+        picker_demonstrations,
+    )
+
+    scenario = CushScenario(SIERRA, time_unit=10.0)
+    sets = tuple(scenario.jobset(seed) for seed in (0, 1))
+    inputs = prepare_agent_inputs(scenario, SIERRA, sets, tmp_path)
+    env = CushEnvFactory(inputs, sets, "eval")()
+    with pytest.raises(ValueError, match="needs the policy"):
+        picker_demonstrations(env, CushPicker("SJF"), (), windows=[0])
+    demos = picker_demonstrations(env, CushPicker("SJF"), (), policy=1, windows=[0, 1])
+    assert len(demos) == 40 and not (demos.actions == env.do_nothing).any()  # one per job
+    for k, jobs in enumerate(sets):  # replaying the recorded choices is SJF BF
+        recorded = iter(demos.actions[20 * k : 20 * k + 20].tolist())
+        got = play_jobset(env, lambda e, r=recorded: (next(r), 1), k, 10.0)
+        assert got == scenario.run(jobs, "SJF", "BF")
+    config = TwoStepConfig(num_envs=1, num_steps=64, seed=0)
+    agents = [TwoStepPPO(config, [CushEnvFactory(inputs, sets, "train")]) for _ in range(2)]
+    policy_before = [t.clone() for t in agents[0].policy_net.state_dict().values()]
+    for agent in agents:
+        losses = clone_job_selector(agent, demos, epochs=100, batch_size=16, learning_rate=1e-2)
+        assert losses[-1] < 0.2 * losses[0]
+    assert agreement(agents[0], demos) > 0.9
+    after = list(agents[0].policy_net.state_dict().values())
+    assert all(torch.equal(a, b) for a, b in zip(policy_before, after))
+    # same agent, demonstrations and arguments: the same job selector bit for bit
+    pairs = zip(*(a.job_net.state_dict().values() for a in agents))
+    assert all(torch.equal(a, b) for a, b in pairs)
+    for agent in agents:
+        agent.close()

@@ -42,7 +42,12 @@ from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from hdeeprm.workload.model import Workload
 from studies.common import REPO
 from studies.cush_two_step.paired import paired_test
-from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations
+from studies.imitation.picker_cloning import (
+    add_cloning_arguments,
+    agreement,
+    clone_job_selector,
+    picker_demonstrations,
+)
 
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0
@@ -109,14 +114,7 @@ def main() -> None:
     warm = parser.add_argument_group("warm start: clone a CuSH heuristic before PPO")
     warm.add_argument("--warm-start", choices=CUSH_HEURISTICS, default=None)
     warm.add_argument("--warm-sets", type=int, default=100, help="training sets to clone")
-    warm.add_argument("--warm-epochs", type=int, default=20)
-    warm.add_argument("--warm-lr", type=float, default=1e-3)
-    warm.add_argument(
-        "--critic-warmup",
-        type=int,
-        default=0,
-        help="TwoStepConfig.critic_warmup: the first PPO updates fit the job critic alone",
-    )
+    add_cloning_arguments(warm)
     args = parser.parse_args()
     if not 0 <= args.validation < args.train_sets:
         parser.error("--validation must be in 0 .. --train-sets - 1")

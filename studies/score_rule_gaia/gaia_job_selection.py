@@ -44,7 +44,12 @@ from hdeeprm.environment.reward import episode_objective
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
-from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations
+from studies.imitation.picker_cloning import (
+    add_cloning_arguments,
+    agreement,
+    clone_job_selector,
+    picker_demonstrations,
+)
 from studies.ppo_policy_pairs import learning_benchmark as lb
 
 SLOTS = 128
@@ -125,14 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = parser.add_argument_group("warm start: clone a picker before PPO")
     warm.add_argument("--warm-start", metavar="PICKER", help="e.g. SQF (plays the best pair)")
     warm.add_argument("--warm-episodes", type=int, default=8, help="training windows to clone")
-    warm.add_argument("--warm-epochs", type=int, default=20)
-    warm.add_argument("--warm-lr", type=float, default=1e-3)
-    warm.add_argument(
-        "--critic-warmup",
-        type=int,
-        default=0,
-        help="TwoStepConfig.critic_warmup: first PPO updates fit the critic alone",
-    )
+    add_cloning_arguments(warm)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--out", type=Path, help="folder for the trained model (model.pt)")
     where.add_argument("--load", type=Path, help="evaluate this TwoStepPPO checkpoint")

@@ -27,6 +27,7 @@ import numpy as np
 from hdeeprm.comparison.replay import replay
 from hdeeprm.comparison.setting import TraceSetting
 from hdeeprm.decision.job_queue import JobRecord
+from hdeeprm.environment.episodes import shifted_jobs
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig
 from hdeeprm.scheduling.jobs import StartJob
 from hdeeprm.workload.model import JobSpec, Workload
@@ -137,13 +138,8 @@ class OnlineTunedEasy:
 
     def period_costs(self, jobs: Sequence[JobSpec]) -> np.ndarray:
         """Each candidate's cost on ``jobs`` replayed alone from an empty platform."""
-        t0 = jobs[0].subtime
-        shifted = [
-            JobSpec(j.id, j.subtime - t0, j.res, j.profile, j.walltime, j.extra) for j in jobs
-        ]
-        part = Workload(
-            self._template.nb_res, shifted, self._template.profiles, self._template.name
-        )
+        template = self._template
+        part = Workload(template.nb_res, shifted_jobs(jobs), template.profiles, template.name)
         costs = np.empty(len(self.configs))
         for i, config in enumerate(self.configs):
             score = replay(self.setting, part, BackfillScheduler(config))

@@ -46,6 +46,7 @@ from hdeeprm.comparison.variants import (
     reference_variants,
     variant,
 )
+from hdeeprm.decision.workload_manager import SchedulingStrategy
 from hdeeprm.errors import InputError
 from hdeeprm.scheduling import BackfillScheduler, SchedulerConfig
 from hdeeprm.scheduling.orderings import ORDERINGS
@@ -138,9 +139,9 @@ Log = Callable[[str], None]
 
 
 def _scores(
-    setting: TraceSetting, windows: Windows, make: Callable[[int], object]
+    setting: TraceSetting, windows: Windows, make: Callable[[int], SchedulingStrategy]
 ) -> list[WindowScore]:
-    return [replay(setting, windows.workload(k), make(k)) for k in range(len(windows))]  # type: ignore[arg-type]
+    return [replay(setting, windows.workload(k), make(k)) for k in range(len(windows))]
 
 
 def play_fixed(config: SchedulerConfig, windows: Windows) -> list[WindowScore]:

@@ -26,6 +26,7 @@ the held-out jobs. Evaluation windows are always uniform.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -270,12 +271,18 @@ def window_workload(workload: Workload, first: int, count: int) -> Workload:
     jobs = workload.jobs[first : first + count]
     if not jobs:
         raise ValueError(f"no jobs in [{first}, {first + count})")
+    return Workload(
+        workload.nb_res, shifted_jobs(jobs), workload.profiles, workload.name, workload.extra
+    )
+
+
+def shifted_jobs(jobs: Sequence[JobSpec]) -> list[JobSpec]:
+    """``jobs`` (in submission order) with submission times shifted so the first is at 0."""
     t0 = jobs[0].subtime
-    shifted = [
+    return [
         JobSpec(job.id, job.subtime - t0, job.res, job.profile, job.walltime, job.extra)
         for job in jobs
     ]
-    return Workload(workload.nb_res, shifted, workload.profiles, workload.name, workload.extra)
 
 
 def job_work(workload: Workload, speed: float) -> np.ndarray:

@@ -10,7 +10,10 @@ absent; prints one table (benchmark, figure, value, unit, CPU s) and writes it a
 with ``git worktree add`` into a temporary folder and runs the same benchmarks on it
 (``PYTHONPATH`` at that folder), alternated with the current tree round by round, then prints
 both side by side with their ratio (current / REV; for rates, above 1 means the current tree is
-faster).
+faster). REV's compiled kernels are built in its folder first, as ``pip install`` builds them
+(``hdeeprm/_native.py``); ``--compare pure`` instead runs the current tree a second time with
+``HDEEPRM_PURE_PYTHON=1``, what the kernels gain. Each benchmark reports whether its kernels
+ran compiled.
 """
 
 from __future__ import annotations
@@ -43,17 +46,36 @@ def child(name: str, quick: bool, trace: str | None) -> dict[str, Any]:
         common.TRACE_OVERRIDES[bench.trace] = path
         common.TRACE_OVERRIDES[common.TRACE_FILES[bench.trace]] = path
     rows = bench.run(path, quick)
-    return {"rows": [list(r) for r in rows], "hdeeprm": str(Path(hdeeprm.__file__).parent)}
+    try:  # older commits have no compiled kernels
+        from hdeeprm import _native
+    except ImportError:
+        kernels: dict[str, str] = {}
+    else:
+        kernels = _native.report()
+    return {
+        "rows": [list(r) for r in rows],
+        "hdeeprm": str(Path(hdeeprm.__file__).parent),
+        "kernels": kernels,
+    }
 
 
-def measure(name: str, quick: bool, trace: Path | None, tree: Path) -> dict[str, Any]:
-    """One benchmark in a fresh process with ``hdeeprm`` from ``tree``; its rows, or an error."""
+#: ``--compare`` value that runs the current tree again without its compiled kernels.
+PURE = "pure"
+
+
+def measure(
+    name: str, quick: bool, trace: Path | None, tree: Path, pure: bool = False
+) -> dict[str, Any]:
+    """One benchmark in a fresh process with ``hdeeprm`` from ``tree`` (its compiled kernels
+    off when ``pure``); its rows, or an error."""
     command = [sys.executable, str(HERE / "run.py"), "--child", name]
     if quick:
         command.append("--quick")
     if trace is not None:
         command += ["--trace", str(trace)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(HERE)]))
+    if pure:
+        env["HDEEPRM_PURE_PYTHON"] = "1"
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
@@ -102,7 +124,30 @@ def worktree(rev: str, folder: Path) -> Path:
     )
     if done.returncode != 0:
         sys.exit(f"cannot check {rev} out: {done.stderr.strip()}")
+    build_kernels(folder)
     return folder
+
+
+def build_kernels(tree: Path) -> None:
+    """Compile ``tree``'s optional kernels in place, as ``pip install`` would (a commit without
+    ``setup.py`` has none; a failed build leaves its pure-Python code, which the report says)."""
+    if (tree / "setup.py").is_file():
+        subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=tree,
+            capture_output=True,
+            check=False,
+        )
+
+
+def kernels_text(results: dict[str, dict[str, Any]]) -> str:
+    """How the kernels ran in these results: each one compiled, or why not."""
+    states: dict[str, str] = {}
+    for result in results.values():
+        states.update(result.get("kernels", {}))
+    if not states:
+        return "no compiled kernels"
+    return "; ".join(f"{name.rsplit('.', 1)[-1]} {state}" for name, state in sorted(states.items()))
 
 
 def remove_worktree(folder: Path) -> None:
@@ -130,7 +175,7 @@ def best(results: list[dict[str, Any]]) -> dict[str, Any]:
     if not good:
         return results[0]
     rows = [min(column, key=lambda row: row[3]) for column in zip(*(r["rows"] for r in good))]
-    return {"rows": rows, "hdeeprm": good[0]["hdeeprm"]}
+    return {"rows": rows, "hdeeprm": good[0]["hdeeprm"], "kernels": good[0].get("kernels", {})}
 
 
 def table_rows(name: str, result: dict[str, Any]) -> list[list[Any]]:
@@ -146,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke subset on small inputs")
     parser.add_argument("--only", nargs="+", metavar="NAME", help=f"among {', '.join(BY_NAME)}")
     parser.add_argument("--json", type=Path, default=Path("bench.json"), help="default bench.json")
-    parser.add_argument("--compare", metavar="REV", help="also run on this commit, alternated")
+    parser.add_argument(
+        "--compare",
+        metavar="REV",
+        help=f"also run on this commit, alternated ('{PURE}': this tree without its kernels)",
+    )
     parser.add_argument("--rounds", type=int, default=1, help="rounds per tree (best kept)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -171,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(traces)} benchmark(s), {os.cpu_count()} CPUs, {load_text}", flush=True)
     trees = {"current": REPO}
     scratch = None
-    if args.compare:
+    if args.compare == PURE:
+        trees[PURE] = REPO
+    elif args.compare:
         scratch = Path(tempfile.mkdtemp(prefix="hdeeprm-bench-"))
         trees[args.compare] = worktree(args.compare, scratch / "tree")
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {t: {} for t in trees}
@@ -180,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(1, args.rounds)):
             for name, trace in traces.items():
                 for label, tree in trees.items():  # alternated: a load change hits both
-                    result = measure(name, args.quick, trace, tree)
+                    result = measure(name, args.quick, trace, tree, pure=label == PURE)
                     runs[label].setdefault(name, []).append(result)
     finally:
         if scratch is not None:
@@ -191,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     current = results["current"]
     rows = [row for name in traces for row in table_rows(name, current[name])]
     print(common.format_table(HEADERS, rows))
+    print(f"kernels: {kernels_text(current)}")
     for skip in skipped:
         print(f"skipped {skip['benchmark']}: {skip['reason']}")
     report: dict[str, Any] = {
@@ -199,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": common.machine(),
         "seconds": round(time.perf_counter() - started, 1),
         "results": [dict(zip(HEADERS, row, strict=True)) for row in rows],
+        "kernels": kernels_text(current),
         "skipped": skipped,
     }
     if args.compare:
@@ -213,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         headers = ("benchmark", "figure", "unit", "current", args.compare, "ratio")
         print(f"\ncurrent against {args.compare} ({commit_of(REPO)} / {args.compare}):")
         print(common.format_table(headers, side))
+        print(f"kernels of {args.compare}: {kernels_text(other)}")
         report["compare"] = {
             "rev": args.compare,
+            "kernels": kernels_text(other),
             "results": [dict(zip(headers[:3] + ("current", "other", "ratio"), r)) for r in side],
         }
     common.write_json(args.json, report)

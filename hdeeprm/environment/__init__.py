@@ -3,7 +3,8 @@
 Importing this package registers ``hdeeprm/HeterogeneousCluster-v0`` (policy pairs) and
 ``hdeeprm/JobSelection-v0`` (job picking, :mod:`hdeeprm.environment.job_selection`) and
 ``hdeeprm/HeuristicSelection-v0`` (EASY's queue ordering,
-:mod:`hdeeprm.environment.heuristic_selection`) with Gymnasium::
+:mod:`hdeeprm.environment.heuristic_selection`) and ``hdeeprm/BackfillChoice-v0`` (which job
+EASY backfills, :mod:`hdeeprm.environment.backfill_choice`) with Gymnasium::
 
     import gymnasium, hdeeprm.environment
     env = gymnasium.make("hdeeprm/HeterogeneousCluster-v0", options="options.json")
@@ -20,6 +21,7 @@ from multiprocessing import forkserver
 
 import gymnasium
 
+from hdeeprm.environment.backfill_choice import BackfillChoiceEnv
 from hdeeprm.environment.env import (
     GymEntryPoint,
     HeterogeneousClusterEnv,
@@ -52,6 +54,7 @@ from hdeeprm.environment.vector import RayVectorEnv, SharedMemoryVectorEnv
 ENV_ID = "hdeeprm/HeterogeneousCluster-v0"
 JOB_SELECTION_ID = "hdeeprm/JobSelection-v0"
 HEURISTIC_SELECTION_ID = "hdeeprm/HeuristicSelection-v0"
+BACKFILL_CHOICE_ID = "hdeeprm/BackfillChoice-v0"
 
 #: Each id's environment class; ``gymnasium.make`` builds it through ``from_options`` (or from
 #: prepared ``inputs=``), see :class:`GymEntryPoint`.
@@ -59,11 +62,12 @@ _CLASSES = {
     ENV_ID: HeterogeneousClusterEnv,
     JOB_SELECTION_ID: JobSelectionEnv,
     HEURISTIC_SELECTION_ID: HeuristicSelectionEnv,
+    BACKFILL_CHOICE_ID: BackfillChoiceEnv,
 }
 
 
 def register_envs() -> None:
-    """Register the three ids with Gymnasium (once; importing this package calls it)."""
+    """Register the four ids with Gymnasium (once; importing this package calls it)."""
     for env_id, cls in _CLASSES.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=GymEntryPoint(cls))
@@ -95,6 +99,8 @@ __all__ = [
     "HeuristicPicker",
     "ScorePicker",
     "JobSelectionEnv",
+    "BackfillChoiceEnv",
+    "BACKFILL_CHOICE_ID",
     "OBJECTIVES",
     "QUEUE_FEATURES",
     "RATE_OBJECTIVES",

@@ -245,27 +245,36 @@ class PolicyNet(nn.Module):
 @dataclass(frozen=True)
 class JobSelectionFactory:
     """A recipe for one :class:`~hdeeprm.environment.JobSelectionEnv` on prepared inputs
-    (in-process, or ``async`` with the ``fork`` start method)."""
+    (in-process, or ``async`` with the ``fork`` start method); with ``backfill_choice``, a
+    :class:`~hdeeprm.environment.BackfillChoiceEnv` (the agent picks what EASY backfills)."""
 
     inputs: Any
     split: str | None = "train"
     kwargs: tuple[tuple[str, Any], ...] = ()
+    backfill_choice: bool = False
 
     def __call__(self) -> gym.Env:
-        from hdeeprm.environment import JobSelectionEnv
+        from hdeeprm.environment import BackfillChoiceEnv, JobSelectionEnv
 
-        return JobSelectionEnv(inputs=self.inputs, split=self.split, **dict(self.kwargs))
+        cls = BackfillChoiceEnv if self.backfill_choice else JobSelectionEnv
+        return cls(inputs=self.inputs, split=self.split, **dict(self.kwargs))
 
 
 def job_selection_factories(
-    inputs: Any, num_envs: int, split: str | None = "train", **kwargs: Any
+    inputs: Any,
+    num_envs: int,
+    split: str | None = "train",
+    *,
+    backfill_choice: bool = False,
+    **kwargs: Any,
 ) -> list[JobSelectionFactory]:
     """``num_envs`` factories; ``kwargs`` go to ``JobSelectionEnv`` (``queue_slots``,
-    ``backfill``, ``policies``, ``core_policy``)."""
+    ``backfill``, ``policies``, ``core_policy``), or to ``BackfillChoiceEnv`` with
+    ``backfill_choice``."""
     if "policies" in kwargs and kwargs["policies"] is not None:
         kwargs["policies"] = tuple(kwargs["policies"])
     frozen = tuple(sorted(kwargs.items()))
-    return [JobSelectionFactory(inputs, split, frozen) for _ in range(num_envs)]
+    return [JobSelectionFactory(inputs, split, frozen, backfill_choice) for _ in range(num_envs)]
 
 
 def _final_or_now(info: dict[str, Any], key: str, ended: np.ndarray, default: Any) -> np.ndarray:

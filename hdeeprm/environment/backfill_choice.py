@@ -1,0 +1,133 @@
+"""The agent chooses what EASY backfills (``hdeeprm/BackfillChoice-v0``): RLBackfilling's setting.
+
+EASY stays the scheduler and its reservation the safety net; learning only decides the order
+in which jobs backfill. At every decision point the environment itself starts the oldest queued
+job (the *head*, submission order) while it fits. When it does not, the head is reserved as
+EASY reserves it (at the earliest time enough cores are predicted free by the running jobs'
+requested times, :meth:`hdeeprm.scheduling.profile.RunningEnds.shadow`), and the **candidates**
+are the other queued jobs that EASY may start now: they fit, and either end (by their requested
+time) by the reservation or use only cores spare at that time. Starting a candidate can never
+delay the head (free and spare cores only shrink), so no job waits longer than under EASY's
+guarantee.
+
+* **Action**: one of the first ``queue_slots`` candidates in submission order (slot ``i``), or
+  **do nothing** (the last action): backfill no more now and let time run to the next event.
+  After a start the environment starts heads again and offers the new candidates; when none is
+  left the simulation runs on by itself, so every step is a real choice.
+* **Observation, reward, episodes**: :class:`~hdeeprm.environment.job_selection.JobSelectionEnv`'s
+  (the slots hold the candidates, and the last feature counts the queued jobs that are not
+  candidates); the rewards add up to minus the episode's mean bounded slowdown.
+* **The rules as agents**: always slot 0 is EASY (first come, first backfilled); the candidate
+  with the shortest requested time is EASY-SJBF (:func:`easy_pick`, :func:`sjbf_pick`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hdeeprm.decision.job_queue import JobRecord
+from hdeeprm.environment.job_selection import _NO_SEQS, JobSelectionEnv, _JobTable
+from hdeeprm.errors import SimulationError
+
+
+class BackfillChoiceEnv(JobSelectionEnv):
+    """Choose which job EASY backfills next, or none (module docstring).
+
+    Takes :class:`~hdeeprm.environment.job_selection.JobSelectionEnv`'s arguments except
+    ``backfill`` (always on, and the agent's), ``policies`` and ``rlscheduler``.
+    """
+
+    def __init__(self, inputs: Any, **kwargs: Any) -> None:
+        for key in ("backfill", "policies", "rlscheduler"):
+            if kwargs.get(key):
+                raise ValueError(f"BackfillChoiceEnv does not take {key}={kwargs[key]!r}")
+            kwargs.pop(key, None)
+        super().__init__(inputs, backfill=True, **kwargs)
+        #: The reserved head of the last offer (None: every head started) and its reservation.
+        self.head: JobRecord | None = None
+        self.shadow = float("nan")
+
+    def _wait_for(self, job: JobRecord, core_policy: str) -> None:
+        raise SimulationError(f"candidate {job.id} did not fit: candidates fit by definition")
+
+    def _settle(self) -> None:
+        """Start heads while they fit, then offer the candidates; run on while there are none."""
+        while not self._done:
+            self._start_heads()
+            if self._offer():
+                break
+            self._proceed()
+        if self._done:
+            self._visible = []
+            self._seqs = _NO_SEQS
+            self._fits[:] = False
+            self.head = None
+        self._seen = -1  # the parent's cached view of the queue does not apply here
+        self._obs = self._observer.build()
+        self._mask = None
+
+    def _start_heads(self) -> None:
+        """EASY's first step: the oldest queued jobs start, in order, while each fits."""
+        manager, started = self.manager, self._started
+        queue = manager.job_queue
+        while len(queue):
+            (head,) = queue.head(1)
+            if not (
+                manager.fits_now(head.res, head.mem, head.gpus)
+                and manager.start_job(head, self.core_policy)
+            ):
+                return
+            started.append(head)
+
+    def _offer(self) -> bool:
+        """The candidates around the reserved head as the visible jobs; False when none."""
+        manager = self.manager
+        queue = manager.job_queue
+        free = manager.pool.free_count
+        if len(queue) < 2 or not free:
+            return False
+        jobs = queue.head(len(queue))
+        head = jobs[0]
+        now = manager.now
+        shadow, extra = self._ends.ends.shadow(head.res, free, now)
+        fits_now, limit = manager.fits_now, self.queue_slots
+        candidates = []
+        for job in jobs[1:]:
+            if (
+                job.res <= free
+                and (now + job.req_time <= shadow or job.res <= extra)
+                and fits_now(job.res, job.mem, job.gpus)
+            ):
+                candidates.append(job)
+                if len(candidates) == limit:
+                    break
+        if not candidates:
+            return False
+        self.head, self.shadow = head, shadow
+        n = len(candidates)
+        self._visible = candidates
+        table = self._table
+        table.update()
+        seqs = self._seqs = np.fromiter((j.seq for j in candidates), np.intp, n)
+        values = self._vis_values = table.values.take(seqs, axis=0)
+        self._vis_res = values[:, _JobTable.RES]
+        self._min_res = float(np.minimum.reduce(self._vis_res))
+        self._fits[:n] = True
+        self._fits[n:] = False
+        self._any_fits = True
+        return True
+
+
+def easy_pick(env: BackfillChoiceEnv) -> int:
+    """EASY: the oldest candidate backfills first."""
+    return 0
+
+
+def sjbf_pick(env: BackfillChoiceEnv) -> int:
+    """EASY-SJBF: the candidate with the shortest requested time (the oldest among equals)."""
+    return int(np.argmin([job.req_time for job in env.visible_jobs]))
+
+
+__all__ = ["BackfillChoiceEnv", "easy_pick", "sjbf_pick"]

@@ -1,0 +1,228 @@
+"""Learned backfilling (RLBackfilling's setting): an agent chooses which job EASY backfills.
+
+``hdeeprm/BackfillChoice-v0`` keeps EASY: the oldest job starts when it fits, else it is reserved,
+and the agent only chooses, among the jobs EASY may backfill now, which one starts (or none).
+The agent is the project's kernel job selector (``TwoStepPPO``, one small network scoring every
+candidate) trained on 1,024-job windows of lublin_256's first 7,000 jobs (exact run times: the
+trace has no requests). It is judged, with every seed, beside EASY and EASY-SJBF played in the
+same environment on
+
+* 10 held-out lublin_256 windows (jobs 7,000-10,000, seed 0), and
+* 10 KTH-SP2 windows of its last 30% (user estimates, 100 nodes): a trace it never saw
+  (RLBackfilling trained on Lublin-256 and tested on SDSC-SP2).
+
+Figures per window: mean bounded slowdown (tau 10 s), worst wait, worst bounded slowdown.
+Usage::
+
+    python -m studies.learned_backfilling.backfill_choice --seeds 0 1 2 3 4 --out results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hdeeprm._atomic import write_json
+from hdeeprm.environment import BackfillChoiceEnv
+from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
+from hdeeprm.options import load_options
+from studies.common import REPO, trace
+
+LUBLIN = ("lublin_256.swf.gz", REPO / "platform_examples" / "lublin_256.json")
+KTH = ("KTH-SP2-1996-2.1-cln.swf.gz", REPO / "platform_examples" / "kth_sp2.json")
+WINDOW = 1024
+TRAIN = (0, 7000)
+LUBLIN_TEST = (7000, 10000)
+SLOTS = 128
+TAU = 10.0
+
+Picker = Callable[[BackfillChoiceEnv], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+    """One played window: mean bounded slowdown, worst wait (s), worst bounded slowdown."""
+
+    mean_bsld: float
+    max_wait: float
+    max_bsld: float
+
+
+def write_options(
+    folder: Path, trace_path: Path, platform: Path, eval_jobs: tuple[int, int], windows: int
+) -> Path:
+    raw = {
+        "seed": 0,
+        "workload_file_path": str(trace_path),
+        "platform_file_path": str(platform),
+        "use_walltime": True,
+        "pybatsim": {
+            "env": {
+                "objective": "avg_job_slowdown",
+                "episodes": {
+                    "window_jobs": WINDOW,
+                    "train_jobs": list(TRAIN),
+                    "eval_jobs": list(eval_jobs),
+                    "eval_windows": windows,
+                    "eval_seed": 0,
+                },
+            },
+            "agent": {"type": "LEARNING", "run": "train"},
+        },
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "options.json"
+    path.write_text(json.dumps(raw, indent=1))
+    return path
+
+
+def inputs_for(
+    folder: Path, name: str, platform: Path, test: tuple[int, int] | None, windows: int
+) -> ExperimentInputs:
+    """Prepared inputs of one trace; ``test`` None: its last 30% of jobs."""
+    path = trace(name)
+    if not path.is_file():
+        sys.exit(f"{name} not found: set HDEEPRM_TRACES or run `hdeeprm-traces fetch {name}`")
+    if test is None:  # the job count is known once converted: prepare twice
+        probe = prepare_inputs(
+            load_options(
+                write_options(folder / "probe", path, platform, (TRAIN[1], TRAIN[1] + WINDOW), 1)
+            ),
+            folder / "probe" / "run",
+        )
+        n = len(probe.workload.jobs)
+        test = (int(n * 0.7), n)
+    options = load_options(write_options(folder / name, path, platform, test, windows))
+    return prepare_inputs(options, folder / name / "run")
+
+
+def play(env: BackfillChoiceEnv, pick: Picker) -> list[Window]:
+    """Every evaluation window of ``env`` under ``pick``."""
+    out = []
+    for k in range(env.nb_eval_windows):
+        env.reset(options={"window": k})
+        done = env.finished
+        while not done:
+            _, _, done, _, _ = env.step(pick(env))
+        jobs = env.engine.finished_jobs
+        waits = [j.start_time - j.spec.subtime for j in jobs]
+        bslds = [
+            max((j.finish_time - j.spec.subtime) / max(j.finish_time - j.start_time, TAU), 1.0)
+            for j in jobs
+        ]
+        out.append(Window(math.fsum(bslds) / len(bslds), max(waits), max(bslds)))
+    return out
+
+
+def train(inputs: ExperimentInputs, seed: int, args: argparse.Namespace) -> tuple[Picker, float]:
+    """The kernel job selector trained on ``inputs``' training windows; its picker and CPU s."""
+    from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+
+    config = TwoStepConfig(
+        total_timesteps=args.timesteps,
+        num_envs=args.envs,
+        num_steps=args.n_steps,
+        num_minibatches=max(1, args.envs * args.n_steps // args.batch),
+        learning_rate=args.lr,
+        gamma=args.gamma,
+        nothing_bias=args.nothing_bias,
+        seed=seed,
+    )
+    fns = job_selection_factories(
+        inputs, args.envs, "train", backfill_choice=True, queue_slots=SLOTS
+    )
+    agent = TwoStepPPO(config, fns)
+    cpu = time.process_time()
+    agent.learn(args.timesteps)
+    cpu = time.process_time() - cpu
+    agent.close()
+    return agent.act, cpu
+
+
+def summary(windows: Sequence[Window]) -> dict[str, Any]:
+    return {
+        "mean_bsld": math.fsum(w.mean_bsld for w in windows) / len(windows),
+        "max_wait": max(w.max_wait for w in windows),
+        "max_bsld": max(w.max_bsld for w in windows),
+        "per_window": [round(w.mean_bsld, 2) for w in windows],
+    }
+
+
+def line(name: str, s: dict[str, Any]) -> str:
+    per = " ".join(f"{v:.1f}" for v in s["per_window"])
+    return (
+        f"  {name:<14} {s['mean_bsld']:>9.2f} {s['max_wait'] / 3600:>9.1f} "
+        f"{s['max_bsld']:>9.1f}  {per}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--timesteps", type=int, default=98_304, help="PPO steps per seed")
+    parser.add_argument("--eval-windows", type=int, default=10)
+    parser.add_argument("--envs", type=int, default=2)
+    parser.add_argument("--n-steps", type=int, default=1024)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("--nothing-bias", type=float, default=-3.0)
+    parser.add_argument("--out", type=Path, help="results as JSON (written atomically)")
+    args = parser.parse_args(argv)
+    if args.out is not None and args.out.exists():
+        parser.error(f"--out {args.out} exists: choose a new file (results are never overwritten)")
+    if args.out is not None and not args.out.parent.is_dir():
+        parser.error(f"--out: folder {args.out.parent} does not exist")
+    results: dict[str, Any] = {"protocol": vars(args) | {"out": str(args.out)}, "tests": {}}
+    with tempfile.TemporaryDirectory(prefix="hdeeprm-bfchoice-") as tmp:
+        folder = Path(tmp)
+        lublin = inputs_for(folder, *LUBLIN, LUBLIN_TEST, args.eval_windows)
+        kth = inputs_for(folder, *KTH, None, args.eval_windows)
+        tests = {
+            "lublin_256 held-out": BackfillChoiceEnv(lublin, split="eval", queue_slots=SLOTS),
+            "KTH-SP2 (transfer)": BackfillChoiceEnv(kth, split="eval", queue_slots=SLOTS),
+        }
+        rules: dict[str, Picker] = {"EASY": easy_pick, "EASY-SJBF": sjbf_pick}
+        for test, env in tests.items():
+            results["tests"][test] = {
+                "windows": list(env.windows.eval_starts),
+                "rules": {name: summary(play(env, pick)) for name, pick in rules.items()},
+                "seeds": {},
+            }
+        for seed in args.seeds:
+            pick, cpu = train(lublin, seed, args)
+            print(f"seed {seed}: trained {args.timesteps} steps in {cpu:.0f} CPU s", flush=True)
+            for test, env in tests.items():
+                s = summary(play(env, pick))
+                s["train_cpu_s"] = round(cpu, 1)
+                results["tests"][test]["seeds"][str(seed)] = s
+    print(f"\n{'':2}{'scheduler':<14} {'mean bsld':>9} {'max wait':>9} {'max bsld':>9}  per window")
+    for test, r in results["tests"].items():
+        print(f"{test} (windows start at jobs {r['windows']}), max wait in hours:")
+        for name, s in r["rules"].items():
+            print(line(name, s))
+        easy, sjbf = r["rules"]["EASY"]["mean_bsld"], r["rules"]["EASY-SJBF"]["mean_bsld"]
+        best = min(easy, sjbf)
+        for seed, s in r["seeds"].items():
+            verdict = "beats" if s["mean_bsld"] < best else "does not beat"
+            print(
+                line(f"agent seed {seed}", s)
+                + f"   EASY/agent {easy / s['mean_bsld']:.2f}, {verdict} the best rule"
+            )
+    if args.out is not None:
+        write_json(args.out, results, indent=1)
+        print(f"written {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -138,7 +138,7 @@ def train(inputs: ExperimentInputs, seed: int, args: argparse.Namespace) -> tupl
         seed=seed,
     )
     fns = job_selection_factories(
-        inputs, args.envs, "train", backfill_choice=True, queue_slots=SLOTS
+        inputs, args.envs, "train", backfill_choice=True, queue_slots=SLOTS, wait=args.wait
     )
     agent = TwoStepPPO(config, fns)
     cpu = time.process_time()
@@ -176,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--nothing-bias", type=float, default=-3.0)
+    parser.add_argument(
+        "--wait", action="store_true", help="the agent may also backfill nothing (first protocol)"
+    )
     parser.add_argument("--out", type=Path, help="results as JSON (written atomically)")
     args = parser.parse_args(argv)
     if args.out is not None and args.out.exists():
@@ -188,8 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         lublin = inputs_for(folder, *LUBLIN, LUBLIN_TEST, args.eval_windows)
         kth = inputs_for(folder, *KTH, None, args.eval_windows)
         tests = {
-            "lublin_256 held-out": BackfillChoiceEnv(lublin, split="eval", queue_slots=SLOTS),
-            "KTH-SP2 (transfer)": BackfillChoiceEnv(kth, split="eval", queue_slots=SLOTS),
+            "lublin_256 held-out": BackfillChoiceEnv(
+                lublin, split="eval", queue_slots=SLOTS, wait=args.wait
+            ),
+            "KTH-SP2 (transfer)": BackfillChoiceEnv(
+                kth, split="eval", queue_slots=SLOTS, wait=args.wait
+            ),
         }
         rules: dict[str, Picker] = {"EASY": easy_pick, "EASY-SJBF": sjbf_pick}
         for test, env in tests.items():

@@ -40,7 +40,8 @@ def test_the_first_choice_and_backfilling_it(tmp_path) -> None:
     # (1 core, ends by 4 + 5 <= 100) is the first candidate, at t = 4.
     assert info["time"] == 4.0 and names(env) == ["J4"]
     assert env.head is not None and env.head.id.endswith("J1") and env.shadow == 100.0
-    assert info["action_mask"].tolist() == [True] + [False] * (SLOTS - 1) + [True]
+    # As EASY, a candidate always starts: do nothing is masked (unless wait=True).
+    assert info["action_mask"].tolist() == [True] + [False] * SLOTS
     # J4 backfills; then every job starts as a head (no further candidate): J1 when A ends at
     # 50, J2 when J1 ends at 56 (4 cores, 10 s), J3 after J2.
     _, _, done, _, _ = env.step(0)
@@ -53,8 +54,9 @@ def test_the_first_choice_and_backfilling_it(tmp_path) -> None:
 
 
 def test_do_nothing_defers_the_backfill(tmp_path) -> None:
-    env = make_env(tmp_path)
-    env.reset(seed=0)
+    env = make_env(tmp_path, wait=True)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].tolist() == [True] + [False] * (SLOTS - 1) + [True]
     _, _, done, _, info = env.step(NOTHING)
     # Nothing happens until A ends at 50: J1 starts (head, 3 cores), J2 (4 cores) becomes the
     # head, reserved at J1's requested end 56 with 0 spare; J4 ends by 50 + 5 <= 56: candidate.

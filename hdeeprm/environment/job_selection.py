@@ -438,7 +438,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
         action, policy = self._parse(action)
-        mask = self.action_masks()
+        # Read only here: the array itself, not a copy (unless a subclass masks otherwise).
+        if type(self).action_masks is JobSelectionEnv.action_masks:
+            mask = self._current_mask()
+        else:
+            mask = self.action_masks()
         if not mask[action]:
             # A masked choice (an agent that ignores masks): do nothing, or, when that is
             # masked too, the first valid slot; counted in info["invalid_actions"].
@@ -739,6 +743,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and
         do nothing unless it could never end."""
+        return self._current_mask().copy()
+
+    def _current_mask(self) -> np.ndarray:
+        """:meth:`action_masks`' array itself, computed once per state (callers copy it or
+        only read it)."""
         mask = self._mask
         if mask is None:
             mask = np.zeros(self._nb_actions, dtype=bool)
@@ -755,7 +764,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 if self.rlscheduler and n and mask[:n].any():
                     mask[self.do_nothing] = False  # RLScheduler's agent always picks a job
             self._mask = mask
-        return mask.copy()
+        return mask
 
 
 class _Observer:

@@ -1,13 +1,13 @@
-"""Gymnasium's ``SyncVectorEnv`` with a cheaper batching of the environments' ``info``.
+"""A cheaper batching of the environments' ``info`` for vector environments.
 
 Gymnasium's ``VectorEnv._add_info`` allocates a fresh mask array (and formats its key) for
 every key of every environment's ``info`` at every step, whether the mask exists or not: with
 a dozen keys per step, that is most of what a synchronous vector step costs above the
-environments themselves. :class:`FastInfoSyncVectorEnv` batches the plain values (numbers,
-arrays, other objects) into the same arrays and masks, made once per key and step, and hands
-``final_obs`` and nested dictionaries to Gymnasium's own method, so ``info`` is the same dict
-with the same keys in the same order, the same dtypes and the same values
-(``tests/environment/test_vector.py`` compares the two).
+environments themselves. :class:`FastInfo` batches the plain values (numbers, arrays, other
+objects) into the same arrays and masks, made once per key and step, and hands ``final_obs``
+and nested dictionaries to Gymnasium's own method, so ``info`` is the same dict with the same
+keys in the same order, the same dtypes and the same values
+(``tests/environment/test_vector_sync.py`` compares the two).
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 
-class FastInfoSyncVectorEnv(gym.vector.SyncVectorEnv):
-    """``SyncVectorEnv`` whose ``_add_info`` allocates only the arrays it keeps."""
+class FastInfo:
+    """Mixin (before a ``VectorEnv`` class): ``_add_info`` allocating only what it keeps."""
+
+    num_envs: int
 
     def _add_info(
         self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int
@@ -30,7 +33,7 @@ class FastInfoSyncVectorEnv(gym.vector.SyncVectorEnv):
             if key == "final_obs" or isinstance(value, dict):
                 # Gymnasium's own handling (object array, recursion), one key at a time: the
                 # keys are independent, so the result and its key order are the same.
-                super()._add_info(vector_infos, {key: value}, env_num)
+                VectorEnv._add_info(self, vector_infos, {key: value}, env_num)  # type: ignore[arg-type]
                 continue
             array = vector_infos.get(key)
             if array is None:
@@ -53,4 +56,8 @@ class FastInfoSyncVectorEnv(gym.vector.SyncVectorEnv):
         self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int
     ) -> dict[str, Any]:
         """Gymnasium's ``_add_info``, which the tests compare :meth:`_add_info` against."""
-        return super()._add_info(vector_infos, env_info, env_num)
+        return VectorEnv._add_info(self, vector_infos, env_info, env_num)  # type: ignore[arg-type]
+
+
+class FastInfoSyncVectorEnv(FastInfo, gym.vector.SyncVectorEnv):
+    """Gymnasium's ``SyncVectorEnv`` with :class:`FastInfo`'s ``info`` batching."""

@@ -102,9 +102,33 @@ class _ObservedCluster:
     """Free cores and memory per node type, read from the core pool's per-node counters;
     on a platform with GPUs, then the free GPUs of each node type that has GPUs."""
 
-    def __init__(self, manager: Any) -> None:
+    #: What depends on the platform alone, taken from the previous episode's view of the same
+    #: platform instead of computed again at each reset.
+    _LAYOUT = (
+        "nb_gpu_types",
+        "group",
+        "nb_types",
+        "cores",
+        "mem",
+        "_has_mem",
+        "_no_mem",
+        "_cores_one",
+        "_mem_one",
+        "_mem_full",
+    )
+
+    def __init__(self, manager: Any, previous: _ObservedCluster | None = None) -> None:
         pool = manager.pool
         self.gpu_pool = manager.gpu_pool
+        #: Whether a job with memory has started (set by the job table). Until then every
+        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
+        #: free-memory features are the ones computed here, with the same operations.
+        self.mem_used = False
+        self.pool = pool
+        if previous is not None and previous.pool.platform is pool.platform:
+            for name in self._LAYOUT:  # read only: shared, never written
+                setattr(self, name, getattr(previous, name))
+            return
         #: Node types with GPUs (one free-GPU feature each; 0 on a CPU-only platform).
         self.nb_gpu_types = len(self.gpu_pool.types)
         types: dict[str, int] = {}
@@ -120,14 +144,9 @@ class _ObservedCluster:
         #: Every node type without memory: its free-memory feature is always 1.
         self._no_mem = not self._has_mem.any()
         self._cores_one, self._mem_one = float(self.cores[0]), float(self.mem[0])
-        #: Whether a job with memory has started (set by the job table). Until then every
-        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
-        #: free-memory features are the ones computed here, with the same operations.
-        self.mem_used = False
         self._mem_full = np.divide(
             self.mem, self.mem, out=np.ones_like(self.mem), where=self._has_mem
         )
-        self.pool = pool
 
     @property
     def size(self) -> int:
@@ -399,7 +418,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     # --- shared machinery: the parent's reset builds the observer through this ------------
     def _make_observer(self, manager: Any) -> Any:
         """Called by the parent with each new manager: per-episode views of it."""
-        self._cluster = _ObservedCluster(manager)
+        self._cluster = _ObservedCluster(manager, getattr(self, "_cluster", None))
         base = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
         self.job_width = base + (len(GPU_FEATURES) if self._cluster.nb_gpu_types else 0)
         self._max_gpus = max(1, manager.gpu_pool.nb_gpus)

@@ -102,9 +102,33 @@ class _ObservedCluster:
     """Free cores and memory per node type, read from the core pool's per-node counters;
     on a platform with GPUs, then the free GPUs of each node type that has GPUs."""
 
-    def __init__(self, manager: Any) -> None:
+    #: What depends on the platform alone, taken from the previous episode's view of the same
+    #: platform instead of computed again at each reset.
+    _LAYOUT = (
+        "nb_gpu_types",
+        "group",
+        "nb_types",
+        "cores",
+        "mem",
+        "_has_mem",
+        "_no_mem",
+        "_cores_one",
+        "_mem_one",
+        "_mem_full",
+    )
+
+    def __init__(self, manager: Any, previous: _ObservedCluster | None = None) -> None:
         pool = manager.pool
         self.gpu_pool = manager.gpu_pool
+        #: Whether a job with memory has started (set by the job table). Until then every
+        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
+        #: free-memory features are the ones computed here, with the same operations.
+        self.mem_used = False
+        self.pool = pool
+        if previous is not None and previous.pool.platform is pool.platform:
+            for name in self._LAYOUT:  # read only: shared, never written
+                setattr(self, name, getattr(previous, name))
+            return
         #: Node types with GPUs (one free-GPU feature each; 0 on a CPU-only platform).
         self.nb_gpu_types = len(self.gpu_pool.types)
         types: dict[str, int] = {}
@@ -120,14 +144,9 @@ class _ObservedCluster:
         #: Every node type without memory: its free-memory feature is always 1.
         self._no_mem = not self._has_mem.any()
         self._cores_one, self._mem_one = float(self.cores[0]), float(self.mem[0])
-        #: Whether a job with memory has started (set by the job table). Until then every
-        #: node's free memory is its capacity (``x - 0.0`` and ``x + 0.0`` are ``x``), so the
-        #: free-memory features are the ones computed here, with the same operations.
-        self.mem_used = False
         self._mem_full = np.divide(
             self.mem, self.mem, out=np.ones_like(self.mem), where=self._has_mem
         )
-        self.pool = pool
 
     @property
     def size(self) -> int:
@@ -399,7 +418,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     # --- shared machinery: the parent's reset builds the observer through this ------------
     def _make_observer(self, manager: Any) -> Any:
         """Called by the parent with each new manager: per-episode views of it."""
-        self._cluster = _ObservedCluster(manager)
+        self._cluster = _ObservedCluster(manager, getattr(self, "_cluster", None))
         base = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
         self.job_width = base + (len(GPU_FEATURES) if self._cluster.nb_gpu_types else 0)
         self._max_gpus = max(1, manager.gpu_pool.nb_gpus)
@@ -438,7 +457,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         if self._done:
             raise SimulationError("the simulation has ended: call reset() to start a new one")
         action, policy = self._parse(action)
-        mask = self.action_masks()
+        # Read only here: the array itself, not a copy (unless a subclass masks otherwise).
+        if type(self).action_masks is JobSelectionEnv.action_masks:
+            mask = self._current_mask()
+        else:
+            mask = self.action_masks()
         if not mask[action]:
             # A masked choice (an agent that ignores masks): do nothing, or, when that is
             # masked too, the first valid slot; counted in info["invalid_actions"].
@@ -739,6 +762,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and
         do nothing unless it could never end."""
+        return self._current_mask().copy()
+
+    def _current_mask(self) -> np.ndarray:
+        """:meth:`action_masks`' array itself, computed once per state (callers copy it or
+        only read it)."""
         mask = self._mask
         if mask is None:
             mask = np.zeros(self._nb_actions, dtype=bool)
@@ -755,7 +783,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 if self.rlscheduler and n and mask[:n].any():
                     mask[self.do_nothing] = False  # RLScheduler's agent always picks a job
             self._mask = mask
-        return mask.copy()
+        return mask
 
 
 class _Observer:

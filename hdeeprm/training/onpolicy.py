@@ -377,7 +377,9 @@ def build_vector_env(
 
         return RayVectorEnv(list(env_fns), envs_per_actor=envs_per_actor, autoreset_mode=mode)
     if kind == "sync":
-        return gym.vector.SyncVectorEnv(list(env_fns), autoreset_mode=mode)
+        from hdeeprm.environment.vector.sync import FastInfoSyncVectorEnv
+
+        return FastInfoSyncVectorEnv(list(env_fns), autoreset_mode=mode)
     if kind == "async":
         return gym.vector.AsyncVectorEnv(list(env_fns), autoreset_mode=mode, context="fork")
     raise ValueError(f"vector must be one of {VECTOR_KINDS}, got {kind!r}")

@@ -309,3 +309,20 @@ def test_rlscheduler_visible_queue(tmp_path) -> None:
     plain.reset(seed=0)
     _, _, _, _, info = plain.step(0)  # J1 and J2 shown; neither fits until A ends
     assert info["time"] == 50.0 and names(plain) == ["J1", "J2"]
+
+
+def test_reset_reuses_the_cluster_layout(tmp_path) -> None:
+    """The per-node-type layout of the cluster features is computed once per platform and
+    taken over by each new episode's view: the same values as a view computed afresh."""
+    from hdeeprm.environment.job_selection import _ObservedCluster
+
+    env = make_env(tmp_path)
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        env.step(NOTHING if env.action_masks()[NOTHING] else 0)
+        fresh = _ObservedCluster(env.manager)
+        for name in _ObservedCluster._LAYOUT:
+            np.testing.assert_array_equal(getattr(env._cluster, name), getattr(fresh, name))
+        assert env._cluster.pool is env.manager.pool
+        fresh.mem_used = env._cluster.mem_used
+        np.testing.assert_array_equal(env._cluster.features(), fresh.features())

@@ -60,6 +60,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from hdeeprm.environment.vector.sync import FastInfo
 from hdeeprm.errors import VectorEnvError
 
 #: Messages of the worker protocol (one byte for the hot path).
@@ -350,7 +351,7 @@ def _untrack(block: shared_memory.SharedMemory) -> None:
         pass
 
 
-class SharedMemoryVectorEnv(VectorEnv):
+class SharedMemoryVectorEnv(FastInfo, VectorEnv):
     """``len(env_fns)`` sub-environments over the calling process and ``num_workers`` workers.
 
     Args:

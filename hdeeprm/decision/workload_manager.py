@@ -582,7 +582,12 @@ class WorkloadManager:
                 pass
             else:
                 LOG.debug("ignoring event %s at t=%s", kind, self.now)
-        point = self._changed and bool(self._queued)
+        # Also a decision point when nothing would happen any more unless the decision system
+        # acts (no job runs, none is left to submit, no call pending): e.g. after a void
+        # action, the last submission was rejected; else the simulation would deadlock.
+        point = bool(self._queued) and (
+            self._changed or (not self.running and self.no_more_jobs and self._wakeup_at is None)
+        )
         self._changed = False
         return point
 

@@ -114,14 +114,14 @@ def test_void_action_schedules_nothing_and_the_next_event_decides_again() -> Non
     a = job("a")
     assert manager.handle(submitted(0.0, a)) == []
     assert manager.queue_size == 1 and manager.nb_decisions == 1
-    # nothing runs and no job is left to submit: the void asks to be called back
+    # Nothing runs and no job is left to submit: a decision point although nothing changed
+    # (else nothing would ever happen again); the void asks to be called back.
     out = manager.handle(msg(1.0, (ev.NO_MORE_STATIC_JOB_TO_SUBMIT, {})))
-    assert out == []  # not a decision point: nothing changed
-    manager.agent = FixedPair(manager.actions, "void")
-    assert manager.ingest(msg(1.5, (ev.REQUESTED_CALL, {})))
-    assert manager.act("void") == [CallMeLater(2.5)]
+    assert out == [CallMeLater(2.0)]
     assert manager.act("void") == []  # one wake-up pending is enough
-    assert manager.ingest(msg(2.5, (ev.REQUESTED_CALL, {})))
+    manager.agent = FixedPair(manager.actions, "void")
+    assert not manager.ingest(msg(1.5, (ev.RESOURCE_STATE_CHANGED, {})))  # the call is pending
+    assert manager.ingest(msg(2.0, (ev.REQUESTED_CALL, {})))
     assert manager.act("first-high_gflops") == [
         SetResourceState((2,), P0),
         SetResourceState((3,), P2),

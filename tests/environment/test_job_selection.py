@@ -326,3 +326,18 @@ def test_reset_reuses_the_cluster_layout(tmp_path) -> None:
         assert env._cluster.pool is env.manager.pool
         fresh.mem_used = env._cluster.mem_used
         np.testing.assert_array_equal(env._cluster.features(), fresh.features())
+
+
+def test_doing_nothing_before_a_last_job_that_is_rejected(tmp_path) -> None:
+    """B needs more memory than any node has: it is rejected when it arrives at t = 5. Doing
+    nothing at t = 0 let time run to it; then nothing would happen any more, so the environment
+    stops there and A must be picked (do nothing is masked), instead of a deadlock."""
+    jobs = [("A", 0.0, 1, 4e9, _extra(10.0)), ("B", 5.0, 2, 4e9, {**_extra(10.0), "mem": 1e9})]
+    env = make_env(tmp_path, jobs=jobs)
+    _, info = env.reset(seed=0)
+    assert info["time"] == 0.0 and names(env) == ["A"]
+    _, _, done, _, info = env.step(NOTHING)
+    assert not done and info["time"] == 5.0 and names(env) == ["A"]
+    assert info["action_mask"].tolist() == [True] + [False] * SLOTS
+    _, _, done, _, _ = env.step(0)
+    assert done and times(env)["A"] == (5.0, 5.0 + 4e9 / 4.4e9)  # on a 4.4 GFLOPS core

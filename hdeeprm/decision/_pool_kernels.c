@@ -58,7 +58,7 @@ typedef struct {
 /* Interned attribute and method names, created at module init (immutable). */
 static PyObject *s_free_count, *s_update, *s_nodes, *s_append, *s_gained, *s_is_enabled_for,
     *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_drain, *s_open,
-    *s_listed, *s_gained_set, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate;
+    *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate;
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -313,7 +313,10 @@ static PyObject *sorted_keys(PyObject *d) {
     return procs;
 }
 
-/* ---- take_run ------------------------------------------------------------------------ */
+/* ---- take_run and take --------------------------------------------------------------- */
+
+static int take_cores(PoolObject *self, Py_ssize_t proc, PyObject *cores, Py_ssize_t count,
+                      PyObject *job_id, PyObject *mem_o, PyObject *bw_o);
 
 /* CorePool.take_run: the ``count`` lowest free cores of ``proc`` go to ``job_id``. The
  * demand and free memory are summed in locals and written once, as the Python does. Returns
@@ -321,7 +324,6 @@ static PyObject *sorted_keys(PyObject *d) {
  * as they are in ``core_mem`` and ``core_bw``, like the Python). */
 static PyObject *take_run_impl(PoolObject *self, Py_ssize_t proc, Py_ssize_t count,
                                PyObject *job_id, PyObject *mem_o, PyObject *bw_o) {
-    double mem = PyFloat_AS_DOUBLE(mem_o), mem_bw = PyFloat_AS_DOUBLE(bw_o);
     PyObject *free = item(self->proc_free, proc);
     if (free == NULL) return NULL;
     if (!PyList_Check(free)) {
@@ -331,8 +333,25 @@ static PyObject *take_run_impl(PoolObject *self, Py_ssize_t proc, Py_ssize_t cou
     Py_INCREF(free);
     /* cores = free[:count]; del free[:count] */
     PyObject *cores = PyList_GetSlice(free, 0, count);
-    if (cores == NULL || PyList_SetSlice(free, 0, count, NULL) < 0) goto fail;
-    Py_CLEAR(free);
+    if (cores == NULL || PyList_SetSlice(free, 0, count, NULL) < 0) {
+        Py_DECREF(free);
+        Py_XDECREF(cores);
+        return NULL;
+    }
+    Py_DECREF(free);
+    if (take_cores(self, proc, cores, count, job_id, mem_o, bw_o) < 0) {
+        Py_DECREF(cores);
+        return NULL;
+    }
+    return cores;
+}
+
+/* The rest of CorePool.take_run (and of CorePool.take, ``cores`` being its one core), once
+ * ``cores`` left their processor's free list: the free-core list, the per-core values, then
+ * the demand and free memory summed in locals, as the Python does. */
+static int take_cores(PoolObject *self, Py_ssize_t proc, PyObject *cores, Py_ssize_t count,
+                      PyObject *job_id, PyObject *mem_o, PyObject *bw_o) {
+    double mem = PyFloat_AS_DOUBLE(mem_o), mem_bw = PyFloat_AS_DOUBLE(bw_o);
     Py_ssize_t node, n = PyList_GET_SIZE(cores);
     double demand, free_mem;
     if (get_ssize(self->proc_node, proc, &node) < 0) goto fail;
@@ -410,11 +429,9 @@ static PyObject *take_run_impl(PoolObject *self, Py_ssize_t proc, Py_ssize_t cou
         }
         Py_DECREF(node_o);
     }
-    return cores;
+    return 0;
 fail:
-    Py_XDECREF(free);
-    Py_XDECREF(cores);
-    return NULL;
+    return -1;
 }
 
 /* Call the reference method ``name`` of the pool's class with the pool and ``args``. */
@@ -444,6 +461,150 @@ static PyObject *Pool_take_run(PoolObject *self, PyObject *const *args, Py_ssize
         !PyFloat_CheckExact(args[3]) || !PyFloat_CheckExact(args[4]))
         return reference(self, s_take_run, args, nargs);
     return take_run_impl(self, proc, count, args[2], args[3], args[4]);
+}
+
+/* Pool.take(core, job_id, mem, mem_bw): CorePool.take, one core (a levelling policy's
+ * common pick, or a core a scheduler chose). A core not free, or arguments of other types,
+ * go to the Python method (which raises or stores them as they are). */
+static PyObject *Pool_take(PoolObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "take(core, job_id, mem, mem_bw)");
+        return NULL;
+    }
+    Py_ssize_t core = PyLong_Check(args[0]) ? PyLong_AsSsize_t(args[0]) : -1, proc = -1;
+    if (core == -1 && PyErr_Occurred()) PyErr_Clear();
+    PyObject *free = NULL;
+    Py_ssize_t at = -1;
+    if (core >= 0 && core < PyList_GET_SIZE(self->core_proc) && PyFloat_CheckExact(args[2]) &&
+        PyFloat_CheckExact(args[3])) {
+        if (get_ssize(self->core_proc, core, &proc) < 0) return NULL;
+        free = item(self->proc_free, proc);
+        if (free == NULL) return NULL;
+        /* if free and free[0] == core: free.pop(0) else: free.remove(core) */
+        for (Py_ssize_t j = 0; PyList_Check(free) && j < PyList_GET_SIZE(free); j++) {
+            PyObject *c = PyList_GET_ITEM(free, j);
+            if (PyLong_CheckExact(c) && PyLong_AsSsize_t(c) == core) {
+                at = j;
+                break;
+            }
+            if (PyErr_Occurred()) return NULL;
+        }
+    }
+    if (at < 0) return reference(self, s_take, args, nargs);
+    PyObject *cores = PyList_GetSlice(free, at, at + 1);
+    if (cores == NULL) return NULL;
+    int rc = PyList_SetSlice(free, at, at + 1, NULL);
+    if (rc == 0) rc = take_cores(self, proc, cores, 1, args[1], args[2], args[3]);
+    Py_DECREF(cores);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Pool.settle(cores, now): CorePool.settle, that is _settle on the cores grouped by
+ * processor (in the order met). Its episodes go through _over_changed in Python, which asks
+ * the logger at each change: here too (``log`` asked afresh each time). */
+static PyObject *Pool_settle(PoolObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "settle(cores, now)");
+        return NULL;
+    }
+    PyObject *now = args[1];
+    PyObject *seq = PySequence_Fast(args[0], "settle: cores must be iterable");
+    if (seq == NULL) return NULL;
+    PyObject *touched = PyDict_New(), *procs = NULL;
+    if (touched == NULL) goto fail;
+    /* touched: {proc: [cores]} */
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+        PyObject *c = PySequence_Fast_GET_ITEM(seq, j);
+        Py_ssize_t core = PyLong_AsSsize_t(c);
+        if (core == -1 && PyErr_Occurred()) goto fail;
+        PyObject *proc_o = item(self->core_proc, core);
+        if (proc_o == NULL) goto fail;
+        PyObject *group = PyDict_GetItemWithError(touched, proc_o);
+        if (group == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            group = PyList_New(1);
+            if (group == NULL) goto fail;
+            Py_INCREF(c);
+            PyList_SET_ITEM(group, 0, c);
+            int rc = PyDict_SetItem(touched, proc_o, group);
+            Py_DECREF(group);
+            if (rc < 0) goto fail;
+        } else if (PyList_Append(group, c) < 0) {
+            goto fail;
+        }
+    }
+    if ((procs = sorted_keys(touched)) == NULL) goto fail;
+    if (update_all(self->demand_listeners, procs) < 0) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(procs); i++) {
+        PyObject *proc_o = PyList_GET_ITEM(procs, i);
+        Py_ssize_t proc = PyLong_AsSsize_t(proc_o), busy, idle_now, run_now;
+        if (proc == -1 && PyErr_Occurred()) goto fail;
+        double demand, limit;
+        long idle;
+        if (get_ssize(self->proc_busy, proc, &busy) < 0) goto fail;
+        if (busy) {
+            if (core_order_sum(self, proc, &demand) < 0) goto fail;
+            idle = P2;
+        } else { /* every core is free, with 0.0: the sum is 0.0 */
+            demand = 0.0;
+            idle = P3;
+        }
+        if (set_double(self->proc_demand, proc, demand) < 0) goto fail;
+        if (get_double(self->bw_limit, proc, &limit) < 0) goto fail;
+        int over = demand > limit;
+        long running = over ? P1 : P0;
+        if (get_ssize(self->idle_state, proc, &idle_now) < 0) goto fail;
+        if (idle != idle_now) {
+            if (set_ssize(self->idle_state, proc, idle) < 0) goto fail;
+            PyObject *free = item(self->proc_free, proc);
+            if (free == NULL) goto fail;
+            Py_INCREF(free);
+            int rc = switch_all(self, free, idle);
+            Py_DECREF(free);
+            if (rc < 0) goto fail;
+        }
+        if (get_ssize(self->run_state, proc, &run_now) < 0) goto fail;
+        if (running != run_now) {
+            if (set_ssize(self->run_state, proc, running) < 0) goto fail;
+            if (switch_running(self, proc, running) < 0) goto fail;
+        }
+        /* for c in touched[proc]: idle if free else running, when it differs */
+        PyObject *group = PyDict_GetItemWithError(touched, proc_o);
+        if (group == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, proc_o);
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(group); j++) {
+            PyObject *c_o = PyList_GET_ITEM(group, j);
+            Py_ssize_t c = PyLong_AsSsize_t(c_o), state;
+            if (c == -1 && PyErr_Occurred()) goto fail;
+            PyObject *job = item(self->core_job, c);
+            if (job == NULL) goto fail;
+            long want = job == Py_None ? idle : running;
+            if (get_ssize(self->pstate, c, &state) < 0) goto fail;
+            if (want != state) {
+                if (set_ssize(self->pstate, c, want) < 0) goto fail;
+                if (PySet_Add(self->changed, c_o) < 0) goto fail;
+            }
+        }
+        PyObject *was = item(self->over, proc);
+        if (was == NULL) goto fail;
+        int over_was = PyObject_IsTrue(was);
+        if (over_was < 0) goto fail;
+        int log = -1;
+        if (over != over_was && over_changed(self, proc_o, proc, over, demand, now, &log) < 0)
+            goto fail;
+    }
+    Py_DECREF(procs);
+    Py_DECREF(touched);
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(procs);
+    Py_XDECREF(touched);
+    Py_DECREF(seq);
+    return NULL;
 }
 
 /* ---- release and its settle ---------------------------------------------------------- */
@@ -1188,6 +1349,10 @@ static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
 static PyMethodDef Pool_methods[] = {
     {"take_run", (PyCFunction)(void (*)(void))Pool_take_run, METH_FASTCALL,
      "take_run(proc, count, job_id, mem, mem_bw): CorePool.take_run."},
+    {"take", (PyCFunction)(void (*)(void))Pool_take, METH_FASTCALL,
+     "take(core, job_id, mem, mem_bw): CorePool.take."},
+    {"settle", (PyCFunction)(void (*)(void))Pool_settle, METH_FASTCALL,
+     "settle(cores, now): CorePool.settle."},
     {"release", (PyCFunction)(void (*)(void))Pool_release, METH_FASTCALL,
      "release(cores, now): CorePool.release."},
     {"settle_taken", (PyCFunction)(void (*)(void))Pool_settle_taken, METH_FASTCALL,
@@ -1235,7 +1400,7 @@ static int intern_names(void) {
         {&s_listed, "listed"},           {&s_gained_set, "gained"},
         {&s_order, "order"},             {&s_rank, "rank"},
         {&s_nb_tree, "nb_tree"},         {&s_tree_sweep, "_tree_sweep"},
-        {&s_allocate, "allocate"},
+        {&s_allocate, "allocate"},       {&s_take, "take"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (*names[i].slot == NULL &&

@@ -56,7 +56,7 @@ MEM_TOL = 1e-6
 
 
 #: The methods the compiled kernel provides (its ``Pool`` type), bound per pool.
-_NATIVE_METHODS = ("take_run", "release", "settle_taken", "drain")
+_NATIVE_METHODS = ("take", "take_run", "settle", "settle_taken", "release", "drain")
 _KERNELS = "hdeeprm.decision._pool_kernels"
 
 

@@ -180,7 +180,8 @@ class Driver:
         )
         self.running: list[list[int]] = []
         #: The operations drawn from (weighted by repetition).
-        self.kinds = ["allocate"] * 5 + ["release"] * 3 + ["take", "drain", "read", "reset"]
+        self.kinds = ["allocate"] * 5 + ["release"] * 3
+        self.kinds += ["take_run", "take", "drain", "read", "reset"]
         self.now = 0.0
         self.ops = 0
 
@@ -214,7 +215,7 @@ class Driver:
                 cores = cores[::-1]
             pool.release(cores, self.now)
             CorePool.release(ref, list(cores), self.now)
-        elif kind == "take":  # take_run and settle_taken directly, several processors
+        elif kind == "take_run":  # take_run and settle_taken directly, several processors
             procs = [p for p, free in enumerate(ref.proc_free) if free]
             if not procs:
                 return
@@ -229,6 +230,20 @@ class Driver:
             pool.settle_taken(taken, self.now)
             CorePool.settle_taken(ref, {p: list(c) for p, c in taken.items()}, self.now)
             self.running.append([c for cores in taken.values() for c in cores])
+        elif kind == "take":  # take and settle directly: free cores in any order
+            free = [c for c in range(ref.nb_cores) if ref.core_job[c] is None]
+            if not free:
+                return
+            mem, mem_bw = draw(MEMS), draw(BANDWIDTHS)
+            cores = sorted(set(draw(free) for _ in range(draw([1, 2, 3, 5]))))
+            if draw([False, True]):
+                cores.reverse()
+            for core in cores:
+                pool.take(core, f"c{self.ops}", mem, mem_bw)
+                CorePool.take(ref, core, f"c{self.ops}", mem, mem_bw)
+            pool.settle(cores, self.now)
+            CorePool.settle(ref, list(cores), self.now)
+            self.running.append(cores)
         elif kind == "drain":
             assert pool.drain() == CorePool.drain(ref)
         elif kind == "read":  # builds the free-core list of a lazy pool (rebinds the kernel)
@@ -319,7 +334,7 @@ def test_native_false_and_pure_python() -> None:
 def test_python_methods_stay_on_the_class() -> None:
     with _kernel_allowed():
         pool = CorePool(make_platform(ricc_like()[:2]), native=True)
-    for name in ("take_run", "release", "settle_taken", "drain"):
+    for name in ("take", "take_run", "settle", "settle_taken", "release", "drain"):
         assert getattr(pool, name) is not getattr(CorePool, name)
         assert callable(CorePool.__dict__[name])
 
@@ -335,6 +350,17 @@ def test_unusual_arguments_go_to_the_python() -> None:
     driver.check()
     driver.pool.release(iter(got), 2)
     CorePool.release(driver.ref, iter(list(got)), 2)
+    driver.check()
+
+
+def test_taking_a_busy_core_raises_as_the_python() -> None:
+    driver = Driver(ricc_like()[:2], True, 0)
+    driver.pool.take(3, "a", 1.0, 1.0)
+    CorePool.take(driver.ref, 3, "a", 1.0, 1.0)
+    with pytest.raises(ValueError):
+        driver.pool.take(3, "b", 1.0, 1.0)
+    with pytest.raises(ValueError):
+        CorePool.take(driver.ref, 3, "b", 1.0, 1.0)
     driver.check()
 
 
@@ -354,8 +380,9 @@ def test_a_listener_error_propagates() -> None:
 
 def test_pickled_pool_binds_its_own_kernel() -> None:
     driver = _replay(ricc_like()[:3], 3, 60)
-    copy = pickle.loads(pickle.dumps(driver.pool))
-    twin = pickle.loads(pickle.dumps(driver.ref))
+    with _kernel_allowed():  # the unpickled pool loads the kernel again
+        copy = pickle.loads(pickle.dumps(driver.pool))
+        twin = pickle.loads(pickle.dumps(driver.ref))
     assert copy.native and not twin.native
     copy.gain_listeners, twin.gain_listeners = [], []
     copy.node_change_listeners, twin.node_change_listeners = [], []

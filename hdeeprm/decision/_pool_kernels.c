@@ -5,7 +5,8 @@
  * Python CorePool (hdeeprm/decision/resources.py) keeps, and its bound methods shadow the
  * pool's Python methods: everything else keeps reading ``pool.pstate``, ``pool.proc_free`` and
  * the rest as before. Python rebinds some of those lists (``reset``, ``_keep_free_order``):
- * it then builds a new ``Pool`` (``CorePool._bind_native``).
+ * the ``Pool`` then reads them again (``refresh``, from ``CorePool._bind_native``), so a
+ * method bound once stays valid for the pool's lifetime.
  *
  * Every function below mirrors one Python method, statement for statement where floats are
  * involved: the same additions in the same order on C doubles (compiled without contraction,
@@ -1293,23 +1294,22 @@ static void Pool_dealloc(PoolObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Pool(pool, logger, open_end, set_resource_state, host_ids, reference): the references
- * of ``pool`` (a CorePool) as they are now. */
-static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
-    PyObject *pool, *logger, *open_end, *srs, *host_ids, *ref;
-    static char *kwlist[] = {"pool", "logger", "open_end", "set_resource_state", "host_ids",
-                             "reference", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO:Pool", kwlist, &pool, &logger,
-                                     &open_end, &srs, &host_ids, &ref))
-        return -1;
-    Pool_clear(self);
+/* (Re)read the pool's lists, dicts and sets: at creation and whenever the Python replaces
+ * one of them (CorePool.reset, _keep_free_order), so that the bound methods, which callers
+ * may hold (``take = pool.take``, wrappers), stay valid for the pool's lifetime. */
+static int load_fields(PoolObject *self) {
+    PyObject *flag = PyObject_GetAttrString(self->pool, "_free_order");
+    if (flag == NULL) return -1;
+    int free_order = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (free_order < 0) return -1;
     for (size_t i = 0; i < NB_FIELDS; i++) {
-        PyObject *o = PyObject_GetAttrString(pool, FIELDS[i].name);
+        PyObject *o = PyObject_GetAttrString(self->pool, FIELDS[i].name);
         if (o == NULL) return -1;
         int ok;
         switch (FIELDS[i].kind) {
             case LIST: ok = PyList_Check(o); break;
-            case LIST_OR_NONE: ok = o == Py_None || PyList_Check(o); break;
+            case LIST_OR_NONE: ok = (o == Py_None && !free_order) || PyList_Check(o); break;
             case DICT: ok = PyDict_Check(o); break;
             case SET: ok = PySet_Check(o); break;
             default: ok = 1;
@@ -1320,17 +1320,22 @@ static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
             Py_DECREF(o);
             return -1;
         }
-        FIELD(self, i) = o;
+        Py_XSETREF(FIELD(self, i), o);
     }
-    PyObject *flag = PyObject_GetAttrString(pool, "_free_order");
-    if (flag == NULL) return -1;
-    self->free_order = PyObject_IsTrue(flag);
-    Py_DECREF(flag);
-    if (self->free_order < 0) return -1;
-    if (self->free_order && (self->free_cores == Py_None || self->free_index == Py_None)) {
-        PyErr_SetString(PyExc_ValueError, "a pool keeping its free order needs the lists");
+    self->free_order = free_order;
+    return 0;
+}
+
+/* Pool(pool, logger, open_end, set_resource_state, host_ids, reference): the references
+ * of ``pool`` (a CorePool) as they are now. */
+static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
+    PyObject *pool, *logger, *open_end, *srs, *host_ids, *ref;
+    static char *kwlist[] = {"pool", "logger", "open_end", "set_resource_state", "host_ids",
+                             "reference", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO:Pool", kwlist, &pool, &logger,
+                                     &open_end, &srs, &host_ids, &ref))
         return -1;
-    }
+    Pool_clear(self);
     Py_INCREF(pool);
     self->pool = pool;
     Py_INCREF(logger);
@@ -1343,7 +1348,17 @@ static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
     self->host_ids = host_ids;
     Py_INCREF(ref);
     self->reference = ref;
-    return 0;
+    return load_fields(self);
+}
+
+/* Pool.refresh(): read the pool's lists again (CorePool._bind_native). */
+static PyObject *Pool_refresh(PoolObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->pool == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Pool not initialised");
+        return NULL;
+    }
+    if (load_fields(self) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef Pool_methods[] = {
@@ -1358,6 +1373,8 @@ static PyMethodDef Pool_methods[] = {
     {"settle_taken", (PyCFunction)(void (*)(void))Pool_settle_taken, METH_FASTCALL,
      "settle_taken(taken, now): CorePool.settle_taken."},
     {"drain", (PyCFunction)Pool_drain, METH_NOARGS, "drain(): CorePool.drain."},
+    {"refresh", (PyCFunction)Pool_refresh, METH_NOARGS,
+     "refresh(): read the pool's lists again (after the Python replaced one)."},
     {"ranked_allocate", (PyCFunction)(void (*)(void))Pool_ranked_allocate, METH_FASTCALL,
      "ranked_allocate(tree, job_id, res, mem, mem_bw, taken, open_misses, sort_back): "
      "_RankedTree.allocate."},

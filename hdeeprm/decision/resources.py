@@ -211,10 +211,14 @@ class CorePool:
         return self.kernel is not None
 
     def _bind_native(self) -> None:
-        """Shadow the Python methods of :data:`_NATIVE_METHODS` with the kernel's, built on
-        the lists held now (called again wherever they are replaced). A subclass's own
-        version of a method stays."""
+        """Shadow the Python methods of :data:`_NATIVE_METHODS` with the kernel's, once; the
+        kernel reads the pool's lists again wherever they are replaced (this is called
+        there), so methods bound or wrapped by callers stay valid. A subclass's own version
+        of a method stays."""
         if self._kernels is None:
+            return
+        if self.kernel is not None:
+            self.kernel.refresh()
             return
         kernel = self._kernels.Pool(self, INSIGHTS, _OPEN, SetResourceState, HostIds, CorePool)
         self.kernel = kernel

@@ -364,6 +364,38 @@ def test_taking_a_busy_core_raises_as_the_python() -> None:
     driver.check()
 
 
+def test_methods_held_by_callers_survive_resets() -> None:
+    """A caller may keep ``pool.release`` (or wrap it on the instance, as
+    ``benchmarks/speed/pool_replay.py`` records calls): after a reset, or once the free-core
+    list is built, it still acts on the pool's current lists, and the wrapper stays."""
+    with _kernel_allowed():
+        pool = CorePool(make_platform(ricc_like()[:2]), free_order=False, native=True)
+    ref = CorePool(make_platform(ricc_like()[:2]), free_order=False, native=False)
+    take_run, release = pool.take_run, pool.release
+    calls: list[str] = []
+
+    def settle_taken(taken: dict[int, list[int]], now: float) -> None:
+        calls.append("settle_taken")
+        inner(taken, now)
+
+    inner = pool.settle_taken
+    pool.settle_taken = settle_taken  # type: ignore[method-assign]
+    for step in range(3):
+        pool.reset()
+        ref.reset()
+        if step == 2:
+            assert pool.free_cores == ref.free_cores  # builds the list: a rebind
+        got = take_run(1, 3, "a", 10.0, 1.5)
+        assert got == CorePool.take_run(ref, 1, 3, "a", 10.0, 1.5)
+        pool.settle_taken({1: got}, 1.0)
+        CorePool.settle_taken(ref, {1: list(got)}, 1.0)
+        assert state(pool) == state(ref)
+        release(got[:2], 2.0)
+        CorePool.release(ref, got[:2], 2.0)
+        assert state(pool) == state(ref)
+    assert calls == ["settle_taken"] * 3
+
+
 def test_a_listener_error_propagates() -> None:
     class Boom(set[int]):
         def update(self, *others: Any) -> None:

@@ -53,6 +53,9 @@ typedef struct {
     /* given by the Python side: the logger, the open episode's end, the decision types and
      * the class whose methods are the reference (the fallback) */
     PyObject *logger, *open_end, *set_resource_state, *host_ids, *reference;
+    /* One 0.0 for the per-core values a release resets (as the Python's constant 0.0): no
+     * float allocated per core. */
+    PyObject *zero;
     int free_order;
 } PoolObject;
 
@@ -768,8 +771,8 @@ static int release_impl(PoolObject *self, PyObject *cores, PyObject *now) {
         if (set_borrowed(self->core_job, core, Py_None) < 0) goto done;
         double mem;
         if (get_double(self->core_mem, core, &mem) < 0) goto done;
-        if (set_double(self->core_mem, core, 0.0) < 0) goto done;
-        if (set_double(self->core_bw, core, 0.0) < 0) goto done;
+        if (set_borrowed(self->core_mem, core, self->zero) < 0) goto done;
+        if (set_borrowed(self->core_bw, core, self->zero) < 0) goto done;
         /* the node's free memory gains the core's, or is its exact capacity once idle */
         left -= 1;
         if (left) {
@@ -1285,6 +1288,7 @@ static int Pool_clear(PoolObject *self) {
     Py_CLEAR(self->set_resource_state);
     Py_CLEAR(self->host_ids);
     Py_CLEAR(self->reference);
+    Py_CLEAR(self->zero);
     return 0;
 }
 
@@ -1348,6 +1352,7 @@ static int Pool_init(PoolObject *self, PyObject *args, PyObject *kwds) {
     self->host_ids = host_ids;
     Py_INCREF(ref);
     self->reference = ref;
+    if ((self->zero = PyFloat_FromDouble(0.0)) == NULL) return -1;
     return load_fields(self);
 }
 

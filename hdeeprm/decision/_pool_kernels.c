@@ -61,7 +61,7 @@ typedef struct {
 
 /* Interned attribute and method names, created at module init (immutable). */
 static PyObject *s_free_count, *s_update, *s_nodes, *s_append, *s_gained, *s_is_enabled_for,
-    *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_drain, *s_open,
+    *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_open,
     *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate;
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -408,7 +408,12 @@ static int take_cores(PoolObject *self, Py_ssize_t proc, PyObject *cores, Py_ssi
     if (add_ssize(self->node_busy, node, count) < 0) goto fail;
     if (add_free_count(self, -count) < 0) goto fail;
     if (mem < 0.0 || mem_bw < 0.0) { /* a key could improve: not for job records */
-        PyObject *r = PyObject_CallMethod(self->pool, "_gained", "[n]n", proc, node);
+        PyObject *procs = Py_BuildValue("[n]", proc), *node_o = PyLong_FromSsize_t(node);
+        PyObject *r = procs == NULL || node_o == NULL
+                          ? NULL
+                          : PyObject_CallMethodObjArgs(self->pool, s_gained, procs, node_o, NULL);
+        Py_XDECREF(procs);
+        Py_XDECREF(node_o);
         if (r == NULL) goto fail;
         Py_DECREF(r);
     }
@@ -1115,8 +1120,13 @@ static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssi
     int rc = PyObject_SetAttr(tree, s_nb_tree, next);
     Py_DECREF(next);
     if (rc < 0) return -1;
-    PyObject *r = PyObject_CallMethod(tree, "_tree_sweep", "nOnOOO", start, job_id, *left, mem_o,
-                                      bw_o, taken);
+    PyObject *from = PyLong_FromSsize_t(start), *tasks = PyLong_FromSsize_t(*left);
+    PyObject *r = from == NULL || tasks == NULL
+                      ? NULL
+                      : PyObject_CallMethodObjArgs(tree, s_tree_sweep, from, job_id, tasks, mem_o,
+                                                   bw_o, taken, NULL);
+    Py_XDECREF(from);
+    Py_XDECREF(tasks);
     if (r == NULL) return -1;
     Py_ssize_t v = PyLong_AsSsize_t(r);
     Py_DECREF(r);
@@ -1418,7 +1428,7 @@ static int intern_names(void) {
         {&s_procs, "procs"},             {&s_starts, "starts"},
         {&s_ends, "ends"},               {&s_take_run, "take_run"},
         {&s_release, "release"},         {&s_settle_taken, "settle_taken"},
-        {&s_drain, "drain"},             {&s_open, "open"},
+        {&s_open, "open"},
         {&s_listed, "listed"},           {&s_gained_set, "gained"},
         {&s_order, "order"},             {&s_rank, "rank"},
         {&s_nb_tree, "nb_tree"},         {&s_tree_sweep, "_tree_sweep"},

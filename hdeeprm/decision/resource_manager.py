@@ -693,7 +693,14 @@ class ResourceManager:
         self.nb_attempts += 1
         if type(structure) is _RankedTree:  # static key: whole runs per processor, one sweep
             runs: dict[int, list[int]] = {}
-            if structure.allocate(job_id, res, mem, mem_bw, runs) < res:
+            kernel = pool.kernel  # the compiled walk when the pool is native
+            if kernel is None:
+                got = structure.allocate(job_id, res, mem, mem_bw, runs)
+            else:
+                got = kernel.ranked_allocate(
+                    structure, job_id, res, mem, mem_bw, runs, _OPEN_MISSES, _SORT_BACK
+                )
+            if got < res:
                 pool.release([c for cores in runs.values() for c in cores], now)  # roll back
                 self.fit.watch(mem)  # from now on, attempted only when it fits
                 return None

@@ -24,10 +24,11 @@ from __future__ import annotations
 import logging
 from bisect import insort
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hdeeprm import _native
 from hdeeprm.decision.oversubscription import _OPEN, OverSubscriptionRecord
 from hdeeprm.logs import WarningTally
 from hdeeprm.platform.hierarchy import (
@@ -54,6 +55,25 @@ BW_REL_TOL = 1e-9
 MEM_TOL = 1e-6
 
 
+#: The methods the compiled kernel provides (its ``Pool`` type), bound per pool.
+_NATIVE_METHODS = ("take", "take_run", "settle", "settle_taken", "release", "drain")
+_KERNELS = "hdeeprm.decision._pool_kernels"
+
+
+def _kernel_module(native: bool | None) -> Any:
+    """The compiled pool kernels for ``CorePool(native=...)``: ``None`` when not used."""
+    if native is False:
+        return None
+    module = _native.load(_KERNELS)
+    if module is None and native:
+        raise RuntimeError(
+            f"CorePool(native=True): the compiled kernel {_KERNELS} is not available "
+            f"({_native.report().get(_KERNELS, 'not loaded')}); build it with "
+            "`python setup.py build_ext --inplace` or `pip install -e .`"
+        )
+    return module
+
+
 def _core_order_sum(members: list[int], core_bw: list[float]) -> float:
     """A processor's bandwidth demand: its cores' bandwidths summed in core order from 0.0
     (a free core's is 0.0, which leaves a sum unchanged, so no core is tested for being
@@ -72,9 +92,21 @@ class CorePool:
     """
 
     def __init__(
-        self, platform: Platform, *, log_detail: bool = False, free_order: bool = True
+        self,
+        platform: Platform,
+        *,
+        log_detail: bool = False,
+        free_order: bool = True,
+        native: bool | None = None,
     ) -> None:
         self.platform = platform
+        #: The compiled kernel module (:mod:`hdeeprm._native`): ``native=None`` uses it when it
+        #: is built (and ``HDEEPRM_PURE_PYTHON`` unset), ``False`` never, ``True`` requires it.
+        self._native_request = native
+        self._kernels = _kernel_module(native)
+        #: The compiled takes, releases, settles and drains bound to this pool's lists (``None``:
+        #: the Python methods run); rebuilt whenever a list it holds is replaced.
+        self.kernel: Any = None
         #: Keep :attr:`free_cores` (the ``random`` policy's draws) up to date at every take
         #: and release. ``False`` for a decision system that never draws (a fixed pair with
         #: another core policy): then the list is built, in ascending core order, the first
@@ -170,6 +202,43 @@ class CorePool:
             listener.update(range(len(self.proc_cores)))
         for change_log in self.node_change_listeners:
             change_log.update(range(len(self.node_capacity)))
+        self._bind_native()
+
+    # --- compiled kernel ----------------------------------------------------------------
+    @property
+    def native(self) -> bool:
+        """Whether the compiled kernel runs this pool's takes, releases, settles and drains."""
+        return self.kernel is not None
+
+    def _bind_native(self) -> None:
+        """Shadow the Python methods of :data:`_NATIVE_METHODS` with the kernel's, once; the
+        kernel reads the pool's lists again wherever they are replaced (this is called
+        there), so methods bound or wrapped by callers stay valid. A subclass's own version
+        of a method stays."""
+        if self._kernels is None:
+            return
+        if self.kernel is not None:
+            self.kernel.refresh()
+            return
+        kernel = self._kernels.Pool(self, INSIGHTS, _OPEN, SetResourceState, HostIds, CorePool)
+        self.kernel = kernel
+        cls = type(self)
+        for name in _NATIVE_METHODS:
+            if getattr(cls, name) is getattr(CorePool, name):
+                setattr(self, name, getattr(kernel, name))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the kernel (a C object): the receiving side binds its own."""
+        state = self.__dict__.copy()
+        for name in (*_NATIVE_METHODS, "kernel", "_kernels"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.kernel = None
+        self._kernels = _kernel_module(self._native_request)
+        self._bind_native()
 
     @property
     def free_cores(self) -> list[int]:
@@ -195,6 +264,7 @@ class CorePool:
             index[core] = position
         self._free_cores, self._free_index = free, index
         self._free_order = True
+        self._bind_native()
 
     # --- derived per-core figures -----------------------------------------------------
     @property

@@ -533,6 +533,89 @@ error:
 }
 
 /* ---------------------------------------------------------------------------------------
+ * free_alloc: the allocation checks of Engine._execute.
+ * ------------------------------------------------------------------------------------- */
+
+/* A host id and its object, to sort an allocation by id keeping its int objects. */
+typedef struct {
+    Py_ssize_t id;
+    PyObject *obj; /* borrowed from the allocation */
+} host_entry;
+
+static int compare_entries(const void *a, const void *b) {
+    Py_ssize_t x = ((const host_entry *)a)->id, y = ((const host_entry *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* free_alloc(alloc, host_job) -> tuple | None
+ *
+ * Mirrors Engine._execute's handling of an allocation that is not a HostIds: tuple(alloc)
+ * (_host_ids), sorted ascending, then its checks (ids in range, hosts free, no duplicates).
+ * When the allocation is a list or a tuple, every id an int (exactly) and every check passes, returns the sorted tuple of the
+ * allocation's own int objects, which is what the Python makes of it; otherwise None, and
+ * the caller runs the Python, which converts other integer types or raises the error that
+ * names the faulty host. */
+static PyObject *free_alloc(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "free_alloc() takes 2 arguments");
+        return NULL;
+    }
+    PyObject *host_job = args[1];
+    if (!PyList_CheckExact(host_job)) {
+        PyErr_SetString(PyExc_TypeError, "host_job must be a list");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(host_job);
+    /* Only a list or a tuple: another iterable could be an iterator, which the Python could
+     * not read again after a decline. */
+    if (!PyList_CheckExact(args[0]) && !PyTuple_CheckExact(args[0])) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(args[0], "alloc must be a list or a tuple");
+    if (seq == NULL) return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *result = NULL;
+    host_entry *entries = PyMem_New(host_entry, count > 0 ? count : 1);
+    if (entries == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int sorted = 1;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *id = items[k];
+        if (!PyLong_CheckExact(id)) goto decline;
+        int overflow;
+        long long host = PyLong_AsLongLongAndOverflow(id, &overflow);
+        if (host == -1 && PyErr_Occurred()) goto done;
+        if (overflow || host < 0 || host >= n) goto decline;
+        if (PyList_GET_ITEM(host_job, host) != Py_None) goto decline;
+        entries[k].id = (Py_ssize_t)host;
+        entries[k].obj = id;
+        if (k > 0 && entries[k].id <= entries[k - 1].id) sorted = 0;
+    }
+    if (count == 0) goto decline; /* an empty allocation: the Python says so */
+    if (!sorted) {
+        qsort(entries, (size_t)count, sizeof(host_entry), compare_entries);
+        for (Py_ssize_t k = 1; k < count; k++)
+            if (entries[k].id == entries[k - 1].id) goto decline; /* a duplicate */
+    }
+    result = PyTuple_New(count);
+    if (result == NULL) goto done;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_INCREF(entries[k].obj);
+        PyTuple_SET_ITEM(result, k, entries[k].obj);
+    }
+    goto done;
+decline:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(entries);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------
  * The module.
  * ------------------------------------------------------------------------------------- */
 
@@ -543,6 +626,8 @@ static PyMethodDef methods[] = {
      "The host loop of Engine._end."},
     {"switch_hosts", (PyCFunction)(void (*)(void))switch_hosts, METH_FASTCALL,
      "The host loop of Engine._set_state (cached P-state tables)."},
+    {"free_alloc", (PyCFunction)(void (*)(void))free_alloc, METH_FASTCALL,
+     "The allocation checks of Engine._execute."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -883,34 +883,43 @@ class Engine:
             )
         alloc = decision.alloc
         hosts: tuple[int, ...]
-        if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
-            hosts = alloc
+        checked = None
+        if self._kernels is not None and type(alloc) is not HostIds:
+            # The conversion and the checks below, compiled: the sorted ids when all is well,
+            # else None (then the Python below converts, or names the faulty host).
+            checked = self._kernels.free_alloc(alloc, self._host_job)
+        if checked is not None:
+            alloc = hosts = checked
         else:
-            alloc = _host_ids(alloc, "EXECUTE_JOB")
-            # Batsim allocations are sets (interval sets on the wire): ascending ids, so that
-            # the float sums over a job's hosts do not depend on the order a decision listed
-            # them in.
-            hosts = tuple(sorted(alloc))
-        if not alloc:
-            raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
-        host_job = self._host_job
-        n = self._n
-        # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
-        # finds which host to name when one fails.
-        if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
-            for host in alloc:
-                if not 0 <= host < n:
-                    raise SimulationError(
-                        f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
-                        f"(resource ids are 0..{n - 1})"
-                    )
-                other = host_job[host]
-                if other is not None:
-                    raise SimulationError(
-                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
-                    )
-        if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
-            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
+            if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
+                hosts = alloc
+            else:
+                alloc = _host_ids(alloc, "EXECUTE_JOB")
+                # Batsim allocations are sets (interval sets on the wire): ascending ids, so
+                # that the float sums over a job's hosts do not depend on the order a decision
+                # listed them in.
+                hosts = tuple(sorted(alloc))
+            if not alloc:
+                raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
+            host_job = self._host_job
+            n = self._n
+            # The checks in C (range from the ends, busy hosts, duplicates); the loop below
+            # only finds which host to name when one fails.
+            if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
+                for host in alloc:
+                    if not 0 <= host < n:
+                        raise SimulationError(
+                            f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
+                            f"(resource ids are 0..{n - 1})"
+                        )
+                    other = host_job[host]
+                    if other is not None:
+                        raise SimulationError(
+                            f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job "
+                            f"{other.id!r}"
+                        )
+            if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
+                raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict
             and len(alloc) != job.spec.res

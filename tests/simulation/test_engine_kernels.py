@@ -367,3 +367,38 @@ def test_wide_jobs_move_between_paces_the_same_natively(
             states.append(state(engine, engine.proceed([])))
         runs.append(states)
     assert runs[0] == runs[1]
+
+
+#: Allocations for j1 while j0 runs on hosts 0 and 1, as made afresh for each engine.
+ALLOCS = {
+    "free, in any order": lambda: [3, 2],
+    "one host": lambda: (2,),
+    "an iterator (read once)": lambda: iter([2, 3]),
+    "a range": lambda: range(2, 4),
+    "not exactly ints": lambda: [True, 2],
+    "empty": lambda: [],
+    "a busy host": lambda: [1, 2],
+    "no such host": lambda: [2, 4],
+    "a negative id": lambda: [-1, 2],
+    "a duplicate": lambda: [2, 2],
+    "a duplicate, unsorted": lambda: [3, 2, 3],
+    "a huge id": lambda: [2**70],
+}
+
+
+@kernels_built
+@pytest.mark.parametrize("make", ALLOCS.values(), ids=ALLOCS.keys())
+def test_allocations_are_checked_the_same_natively(make: Any) -> None:
+    outcomes = []
+    for native in (True, False):
+        engine = small_engine(native=native)
+        engine.start()
+        engine.proceed([])
+        engine.proceed([ExecuteJob("w!j0", HostIds((0, 1)))])
+        try:
+            message = engine.proceed([ExecuteJob("w!j1", make())])
+        except SimulationError as error:
+            outcomes.append(("error", str(error), state(engine, Message(0.0, []))))
+        else:
+            outcomes.append(("ok", state(engine, message)))
+    assert outcomes[0] == outcomes[1]

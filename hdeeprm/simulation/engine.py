@@ -466,13 +466,16 @@ class Engine:
         self.energy_last_completion = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
+        """The engine's attributes but its kernels (a module does not pickle): a copy finds
+        them again in its own process (environments travel to subprocesses pickled)."""
         state = self.__dict__.copy()
         state["_kernels"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._kernels = _kernels(self._native_request)
+        # An engine pickled before the native option existed: the default.
+        self._kernels = _kernels(self.__dict__.setdefault("_native_request", None))
 
     # --- read-only views --------------------------------------------------------------------
     @property

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "_digest",
         "_gc",
         "_ray",
+        "_native",
         "data",
     ),
     ("platform",),

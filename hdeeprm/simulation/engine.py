@@ -54,8 +54,10 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
+from hdeeprm import _native
 from hdeeprm.errors import InputError, SimulationError
 from hdeeprm.simulation.events import (
     COMPLETED_KILLED,
@@ -135,6 +137,26 @@ LOG = logging.getLogger("hdeeprm.simulation")
 #: speed 0: a job on such a host is stalled until the host speeds up again. (SimGrid refuses
 #: speed 0, so platform generators write tiny speeds such as 1e-6 GFLOPS for idle P-states.)
 STALL_FRACTION = 1e-6
+
+#: The compiled per-host loops of :class:`Engine` (:mod:`hdeeprm._native`).
+KERNELS = "hdeeprm.simulation._engine_kernels"
+
+
+def _kernels(native: bool | None) -> ModuleType | None:
+    """The compiled loops an engine built with ``native`` runs: ``None`` uses them when they
+    are built (and not disabled by ``HDEEPRM_PURE_PYTHON``), ``False`` never, ``True`` always
+    (an error if they are not available)."""
+    if native is False:
+        return None
+    module = _native.load(KERNELS)
+    if module is None and native:
+        why = _native.report().get(KERNELS, "not available")
+        raise SimulationError(
+            f"Engine(native=True): the compiled engine kernels are not available ({why}); "
+            "build them with `pip install -e .` (or `python setup.py build_ext --inplace`), "
+            "or use native=None to fall back to the pure-Python engine"
+        )
+    return module
 
 
 def _effective_speeds(speeds: tuple[float, ...]) -> tuple[float, ...]:
@@ -325,6 +347,10 @@ class Engine:
             either way, bit for bit): a run that only writes outputs switches them off and
             saves a closing per host at every start, end and P-state switch (about 26
             million on the whole RICC trace with EASY).
+        native: run the per-host loops of job starts, ends and P-state switches compiled
+            (:mod:`hdeeprm._native`; the same results bit for bit). ``None`` (default): when
+            built and not disabled by ``HDEEPRM_PURE_PYTHON``; ``False``: never (the Python
+            reference); ``True``: always (:class:`SimulationError` if not built).
     """
 
     def __init__(
@@ -337,6 +363,7 @@ class Engine:
         service_time: ServiceTimeModel | None = None,
         state_change_events: bool = True,
         host_energies: bool = True,
+        native: bool | None = None,
     ) -> None:
         if isinstance(workloads, Workload):
             workloads = [workloads]
@@ -357,6 +384,10 @@ class Engine:
         self._strict = strict_allocation_size
         self._service_time = service_time
         self._rsc_events = state_change_events
+        self._native_request = native
+        #: The compiled per-host loops, or None for the Python ones (not pickled: a copy
+        #: finds them again in its process, see __setstate__).
+        self._kernels = _kernels(native)
         #: Busy GPU ids and their jobs (GPUs are not hosts: the engine only checks that no GPU
         #: serves two jobs at once and records who had which).
         self._gpu_job: dict[int, SimJob] = {}
@@ -434,7 +465,24 @@ class Engine:
         self.energy_first_submission: float | None = None
         self.energy_last_completion = 0.0
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The engine's attributes but its kernels (a module does not pickle): a copy finds
+        them again in its own process (environments travel to subprocesses pickled)."""
+        state = self.__dict__.copy()
+        state["_kernels"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # An engine pickled before the native option existed: the default.
+        self._kernels = _kernels(self.__dict__.setdefault("_native_request", None))
+
     # --- read-only views --------------------------------------------------------------------
+    @property
+    def native(self) -> bool:
+        """Whether the per-host loops run compiled (see the constructor's ``native``)."""
+        return self._kernels is not None
+
     @property
     def now(self) -> float:
         """Current simulation time (s)."""
@@ -838,34 +886,43 @@ class Engine:
             )
         alloc = decision.alloc
         hosts: tuple[int, ...]
-        if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
-            hosts = alloc
+        checked = None
+        if self._kernels is not None and type(alloc) is not HostIds:
+            # The conversion and the checks below, compiled: the sorted ids when all is well,
+            # else None (then the Python below converts, or names the faulty host).
+            checked = self._kernels.free_alloc(alloc, self._host_job)
+        if checked is not None:
+            alloc = hosts = checked
         else:
-            alloc = _host_ids(alloc, "EXECUTE_JOB")
-            # Batsim allocations are sets (interval sets on the wire): ascending ids, so that
-            # the float sums over a job's hosts do not depend on the order a decision listed
-            # them in.
-            hosts = tuple(sorted(alloc))
-        if not alloc:
-            raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
-        host_job = self._host_job
-        n = self._n
-        # The checks in C (range from the ends, busy hosts, duplicates); the loop below only
-        # finds which host to name when one fails.
-        if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
-            for host in alloc:
-                if not 0 <= host < n:
-                    raise SimulationError(
-                        f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
-                        f"(resource ids are 0..{n - 1})"
-                    )
-                other = host_job[host]
-                if other is not None:
-                    raise SimulationError(
-                        f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job {other.id!r}"
-                    )
-        if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
-            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
+            if type(alloc) is HostIds:  # ascending ints, no duplicates: nothing to convert
+                hosts = alloc
+            else:
+                alloc = _host_ids(alloc, "EXECUTE_JOB")
+                # Batsim allocations are sets (interval sets on the wire): ascending ids, so
+                # that the float sums over a job's hosts do not depend on the order a decision
+                # listed them in.
+                hosts = tuple(sorted(alloc))
+            if not alloc:
+                raise SimulationError(f"EXECUTE_JOB: empty allocation for job {job.id!r}")
+            host_job = self._host_job
+            n = self._n
+            # The checks in C (range from the ends, busy hosts, duplicates); the loop below
+            # only finds which host to name when one fails.
+            if hosts[0] < 0 or hosts[-1] >= n or any(map(host_job.__getitem__, hosts)):
+                for host in alloc:
+                    if not 0 <= host < n:
+                        raise SimulationError(
+                            f"EXECUTE_JOB: job {job.id!r}: host {host} does not exist "
+                            f"(resource ids are 0..{n - 1})"
+                        )
+                    other = host_job[host]
+                    if other is not None:
+                        raise SimulationError(
+                            f"EXECUTE_JOB: job {job.id!r}: host {host} is busy running job "
+                            f"{other.id!r}"
+                        )
+            if type(alloc) is not HostIds and len(set(hosts)) != len(hosts):
+                raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: duplicate hosts in {alloc}")
         if (
             self._strict
             and len(alloc) != job.spec.res
@@ -903,7 +960,17 @@ class Engine:
         full_sum = 0.0
         delta = 0.0
         idle_closed = 0.0
-        if self._host_energies:
+        slowest: float | None = None
+        sums: Any = NotImplemented
+        if self._kernels is not None:  # the loop below, compiled; the slowest speed too
+            speeds = None if job._delay else self._cur_speed
+            sums = self._kernels.start_hosts(
+                job, alloc, now, host_job, cur_idle, cur_full, host_energy, host_since,
+                state_since, self._host_energies, speeds,
+            )  # fmt: skip
+        if sums is not NotImplemented:
+            full_sum, delta, idle_closed, slowest = sums
+        elif self._host_energies:
             for host in alloc:
                 host_job[host] = job
                 idle = cur_idle[host]
@@ -945,7 +1012,7 @@ class Engine:
             if profile.type == "parallel_homogeneous_total":
                 work /= len(alloc)
             speed = self._cur_speed
-            rate = min(map(speed.__getitem__, alloc))
+            rate = slowest if slowest is not None else min(map(speed.__getitem__, alloc))
         model = self._service_time
         if model is not None and job.spec.extra:
             factor = model.factor(job.spec.workload_type, alloc, job.gpus)
@@ -1019,7 +1086,15 @@ class Engine:
         if job.gpus:
             for gpu in job.gpus:
                 del self._gpu_job[gpu]
-        if self._host_energies:
+        sums: Any = NotImplemented
+        if self._kernels is not None:  # the loop below, compiled
+            sums = self._kernels.end_hosts(
+                job.alloc, now, busy, host_job, cur_idle, cur_full, host_energy, host_since,
+                state_since, self._host_energies,
+            )  # fmt: skip
+        if sums is not NotImplemented:
+            delta, busy_closed = sums
+        elif self._host_energies:
             for host in job.alloc:
                 host_job[host] = None
                 full = cur_full[host]
@@ -1167,66 +1242,75 @@ class Engine:
         host_since = self._host_since
         keep = self._host_energies
         dirty = self._dirty
-        d_power = 0.0
-        d_wattmin = 0.0
-        # The float operations of one host at a time, in host order (results bit for bit).
-        # Without a trace nothing reads wattmin (only the energy rows do): not summed; without
-        # per-host energies (keep), nothing is closed per host.
-        for host in hosts:
-            old_idle = cur_idle[host]
-            new_idle = idle_s[host]
-            job = host_job[host]
-            if job is None:
-                # An idle host: power and wattmin both change by its idle watts. One that
-                # changed at this very instant (its job just ended) adds idle x 0.0 = +0.0.
-                if keep:
-                    since = host_since[host]
-                    if since != now:
-                        host_energy[host] += old_idle * (now - since)
-                    host_since[host] = now
-                change = new_idle - old_idle
-                d_power += change
-                if trace:
-                    d_wattmin += change
-                cur_full[host] = full_s[host]
-            else:
-                old_p = cur_full[host]
-                new_full = full_s[host]
-                if job._e_last != now:  # once per job and instant (later: adds 0 J)
-                    job.energy += job._power * (now - job._e_last)
-                    job._e_last = now
-                job._power += new_full - old_p
-                new_speed = speed_s[host]
-                old_speed = cur_speed[host]
-                if new_speed != old_speed and not job._delay:
-                    paces = job._paces
-                    if paces is not None:  # its hosts by speed: move this one
-                        left = paces[old_speed] - 1
-                        if left:
-                            paces[old_speed] = left
-                        else:
-                            del paces[old_speed]
-                        paces[new_speed] = paces.get(new_speed, 0) + 1
-                    # The job's pace is the slowest of its hosts: while no host that may be
-                    # the slowest speeds up, the slowest speed so far is the new pace.
-                    slowest = dirty.get(job, job._rate)
-                    if slowest != _RESCAN:
-                        if new_speed < old_speed:
-                            if new_speed < slowest:
-                                slowest = new_speed
-                        elif old_speed <= slowest:
-                            slowest = _RESCAN
-                    dirty[job] = slowest
-                if keep:
-                    host_energy[host] += old_p * (now - host_since[host])
-                    host_since[host] = now
-                d_power += new_full - old_p
-                if trace:
-                    d_wattmin += new_idle - old_idle
-                cur_full[host] = new_full
-            pstate[host] = state
-            cur_speed[host] = speed_s[host]
-            cur_idle[host] = new_idle
+        sums: Any = NotImplemented
+        if self._kernels is not None and type(idle_s) is list:  # the loop below, compiled
+            sums = self._kernels.switch_hosts(
+                hosts, state, now, idle_s, full_s, speed_s, pstate, cur_speed, cur_idle,
+                cur_full, host_job, host_energy, host_since, dirty, keep, trace,
+            )  # fmt: skip
+        if sums is not NotImplemented:
+            d_power, d_wattmin = sums
+        else:
+            d_power = 0.0
+            d_wattmin = 0.0
+            # The float operations of one host at a time, in host order (results bit for bit).
+            # Without a trace nothing reads wattmin (only the energy rows do): not summed; without
+            # per-host energies (keep), nothing is closed per host.
+            for host in hosts:
+                old_idle = cur_idle[host]
+                new_idle = idle_s[host]
+                job = host_job[host]
+                if job is None:
+                    # An idle host: power and wattmin both change by its idle watts. One that
+                    # changed at this very instant (its job just ended) adds idle x 0.0 = +0.0.
+                    if keep:
+                        since = host_since[host]
+                        if since != now:
+                            host_energy[host] += old_idle * (now - since)
+                        host_since[host] = now
+                    change = new_idle - old_idle
+                    d_power += change
+                    if trace:
+                        d_wattmin += change
+                    cur_full[host] = full_s[host]
+                else:
+                    old_p = cur_full[host]
+                    new_full = full_s[host]
+                    if job._e_last != now:  # once per job and instant (later: adds 0 J)
+                        job.energy += job._power * (now - job._e_last)
+                        job._e_last = now
+                    job._power += new_full - old_p
+                    new_speed = speed_s[host]
+                    old_speed = cur_speed[host]
+                    if new_speed != old_speed and not job._delay:
+                        paces = job._paces
+                        if paces is not None:  # its hosts by speed: move this one
+                            left = paces[old_speed] - 1
+                            if left:
+                                paces[old_speed] = left
+                            else:
+                                del paces[old_speed]
+                            paces[new_speed] = paces.get(new_speed, 0) + 1
+                        # The job's pace is the slowest of its hosts: while no host that may be
+                        # the slowest speeds up, the slowest speed so far is the new pace.
+                        slowest = dirty.get(job, job._rate)
+                        if slowest != _RESCAN:
+                            if new_speed < old_speed:
+                                if new_speed < slowest:
+                                    slowest = new_speed
+                            elif old_speed <= slowest:
+                                slowest = _RESCAN
+                        dirty[job] = slowest
+                    if keep:
+                        host_energy[host] += old_p * (now - host_since[host])
+                        host_since[host] = now
+                    d_power += new_full - old_p
+                    if trace:
+                        d_wattmin += new_idle - old_idle
+                    cur_full[host] = new_full
+                pstate[host] = state
+                cur_speed[host] = speed_s[host]
+                cur_idle[host] = new_idle
         self._power += d_power
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)

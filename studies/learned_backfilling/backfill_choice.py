@@ -3,18 +3,20 @@
 ``hdeeprm/BackfillChoice-v0`` keeps EASY: the oldest job starts when it fits, else it is reserved,
 and the agent only chooses, among the jobs EASY may backfill now, which one starts (or none).
 The agent is the project's kernel job selector (``TwoStepPPO``, one small network scoring every
-candidate) trained on 1,024-job windows of lublin_256's first 7,000 jobs (exact run times: the
-trace has no requests). It is judged, with every seed, beside EASY and EASY-SJBF played in the
-same environment on
+candidate) trained on windows of a trace's first part (default: lublin_256's first 70%, exact
+run times: the trace has no requests). It is judged, with every seed, beside EASY and EASY-SJBF
+played in the same environment on
 
-* 10 held-out lublin_256 windows (jobs 7,000-10,000, seed 0), and
-* 10 KTH-SP2 windows of its last 30% (user estimates, 100 nodes): a trace it never saw
-  (RLBackfilling trained on Lublin-256 and tested on SDSC-SP2).
+* held-out windows of the same trace's last part (default: its last 30%, seed 0), and
+* windows of each ``--transfer`` trace's last 30% (default: KTH-SP2, user estimates, 100
+  nodes): a trace it never saw (RLBackfilling trained on Lublin-256 and tested on SDSC-SP2).
 
 Figures per window: mean bounded slowdown (tau 10 s), worst wait, worst bounded slowdown.
 Usage::
 
     python -m studies.learned_backfilling.backfill_choice --seeds 0 1 2 3 4 --out results.json
+    python -m studies.learned_backfilling.backfill_choice --trace KTH-SP2-1996-2.1-cln.swf.gz \
+        --platform platform_examples/kth_sp2.json --no-transfer
 """
 
 from __future__ import annotations
@@ -39,9 +41,8 @@ from studies.common import REPO, trace
 
 LUBLIN = ("lublin_256.swf.gz", REPO / "platform_examples" / "lublin_256.json")
 KTH = ("KTH-SP2-1996-2.1-cln.swf.gz", REPO / "platform_examples" / "kth_sp2.json")
-WINDOW = 1024
-TRAIN = (0, 7000)
-LUBLIN_TEST = (7000, 10000)
+#: Share of a trace's jobs before its held-out part when no range is given.
+SPLIT = 0.7
 SLOTS = 128
 TAU = 10.0
 
@@ -58,19 +59,25 @@ class Window:
 
 
 def write_options(
-    folder: Path, trace_path: Path, platform: Path, eval_jobs: tuple[int, int], windows: int
+    folder: Path,
+    trace_path: Path,
+    platform: Path,
+    jobs: tuple[tuple[int, int], tuple[int, int]],
+    windows: int,
+    window: int,
 ) -> Path:
+    train_jobs, eval_jobs = jobs
     raw = {
         "seed": 0,
-        "workload_file_path": str(trace_path),
-        "platform_file_path": str(platform),
+        "workload_file_path": str(trace_path.resolve()),
+        "platform_file_path": str(platform.resolve()),
         "use_walltime": True,
         "pybatsim": {
             "env": {
                 "objective": "avg_job_slowdown",
                 "episodes": {
-                    "window_jobs": WINDOW,
-                    "train_jobs": list(TRAIN),
+                    "window_jobs": window,
+                    "train_jobs": list(train_jobs),
                     "eval_jobs": list(eval_jobs),
                     "eval_windows": windows,
                     "eval_seed": 0,
@@ -85,24 +92,74 @@ def write_options(
     return path
 
 
-def inputs_for(
-    folder: Path, name: str, platform: Path, test: tuple[int, int] | None, windows: int
-) -> ExperimentInputs:
-    """Prepared inputs of one trace; ``test`` None: its last 30% of jobs."""
+def parse_range(text: str) -> tuple[int, int]:
+    """``"A:B"`` as the job range ``(A, B)``."""
+    try:
+        a, b = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a job range A:B, got {text!r}") from None
+    if not 0 <= a < b:
+        raise argparse.ArgumentTypeError(f"expected 0 <= A < B in the job range, got {text!r}")
+    return a, b
+
+
+def positive(text: str) -> int:
+    """A whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def find(name: str) -> Path:
+    """A trace given as a path, or by name in ``HDEEPRM_TRACES`` or the cache."""
+    path = Path(name)
+    if path.is_file():
+        return path
     path = trace(name)
     if not path.is_file():
         sys.exit(f"{name} not found: set HDEEPRM_TRACES or run `hdeeprm-traces fetch {name}`")
-    if test is None:  # the job count is known once converted: prepare twice
-        probe = prepare_inputs(
-            load_options(
-                write_options(folder / "probe", path, platform, (TRAIN[1], TRAIN[1] + WINDOW), 1)
-            ),
-            folder / "probe" / "run",
+    return path
+
+
+def label(name: str) -> str:
+    """A trace's name without its folder and its ``.swf`` / ``.gz`` suffixes."""
+    return Path(name).name.removesuffix(".gz").removesuffix(".swf")
+
+
+def inputs_for(
+    folder: Path,
+    name: str,
+    platform: Path,
+    ranges: tuple[tuple[int, int] | None, tuple[int, int] | None],
+    windows: int,
+    window: int,
+) -> ExperimentInputs:
+    """Prepared inputs of one trace; a range None: the first 70% (training) or the last 30%
+    (held-out) of its jobs."""
+    path = find(name)
+    if not platform.is_file():
+        sys.exit(f"platform {platform} not found")
+    train, test = ranges
+    if train is None or test is None:  # the job count is known once converted: prepare twice
+        probe = folder / "probe" / path.name
+        probed = prepare_inputs(
+            load_options(write_options(probe, path, platform, ((0, 1), (1, 2)), 1, 1)),
+            probe / "run",
         )
-        n = len(probe.workload.jobs)
-        test = (int(n * 0.7), n)
-    options = load_options(write_options(folder / name, path, platform, test, windows))
-    return prepare_inputs(options, folder / name / "run")
+        n = len(probed.workload.jobs)
+        train = train or (0, int(n * SPLIT))
+        test = test or (int(n * SPLIT), n)
+    for what, (a, b) in (("training", train), ("held-out", test)):
+        if b - a < window:
+            sys.exit(f"{name}: the {what} range {a}:{b} is shorter than one {window}-job window")
+    options = load_options(
+        write_options(folder / path.name, path, platform, (train, test), windows, window)
+    )
+    return prepare_inputs(options, folder / path.name / "run")
 
 
 def play(env: BackfillChoiceEnv, pick: Picker) -> list[Window]:
@@ -142,7 +199,8 @@ def train(inputs: ExperimentInputs, seed: int, args: argparse.Namespace) -> tupl
     )
     agent = TwoStepPPO(config, fns)
     cpu = time.process_time()
-    agent.learn(args.timesteps)
+    if not args.untrained:
+        agent.learn(args.timesteps)
     cpu = time.process_time() - cpu
     agent.close()
     return agent.act, cpu
@@ -167,12 +225,28 @@ def line(name: str, s: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trace", default=LUBLIN[0], help="training trace: a path or a name")
+    parser.add_argument("--platform", type=Path, default=LUBLIN[1], help="its platform JSON")
+    parser.add_argument("--train", type=parse_range, help="training jobs A:B (first 70%%)")
+    parser.add_argument("--test", type=parse_range, help="held-out jobs A:B (last 30%%)")
+    parser.add_argument(
+        "--transfer",
+        nargs=2,
+        action="append",
+        metavar=("TRACE", "PLATFORM"),
+        help="also test on this trace's last 30%% (repeatable; default: KTH-SP2)",
+    )
+    parser.add_argument("--no-transfer", action="store_true", help="test on the trace only")
+    parser.add_argument("--window", type=positive, default=1024, help="jobs per window")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--timesteps", type=int, default=98_304, help="PPO steps per seed")
-    parser.add_argument("--eval-windows", type=int, default=10)
-    parser.add_argument("--envs", type=int, default=2)
-    parser.add_argument("--n-steps", type=int, default=1024)
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--timesteps", type=positive, default=98_304, help="PPO steps per seed")
+    parser.add_argument(
+        "--untrained", action="store_true", help="control: play each seed's initial network"
+    )
+    parser.add_argument("--eval-windows", type=positive, default=10)
+    parser.add_argument("--envs", type=positive, default=2)
+    parser.add_argument("--n-steps", type=positive, default=1024)
+    parser.add_argument("--batch", type=positive, default=256)
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--nothing-bias", type=float, default=-3.0)
@@ -185,19 +259,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {args.out} exists: choose a new file (results are never overwritten)")
     if args.out is not None and not args.out.parent.is_dir():
         parser.error(f"--out: folder {args.out.parent} does not exist")
-    results: dict[str, Any] = {"protocol": vars(args) | {"out": str(args.out)}, "tests": {}}
+    protocol = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    results: dict[str, Any] = {"protocol": protocol, "tests": {}}
     with tempfile.TemporaryDirectory(prefix="hdeeprm-bfchoice-") as tmp:
         folder = Path(tmp)
-        lublin = inputs_for(folder, *LUBLIN, LUBLIN_TEST, args.eval_windows)
-        kth = inputs_for(folder, *KTH, None, args.eval_windows)
+        window, windows = args.window, args.eval_windows
+        home = inputs_for(
+            folder, args.trace, args.platform, (args.train, args.test), windows, window
+        )
+        transfers = [] if args.no_transfer else args.transfer or [[KTH[0], str(KTH[1])]]
         tests = {
-            "lublin_256 held-out": BackfillChoiceEnv(
-                lublin, split="eval", queue_slots=SLOTS, wait=args.wait
-            ),
-            "KTH-SP2 (transfer)": BackfillChoiceEnv(
-                kth, split="eval", queue_slots=SLOTS, wait=args.wait
-            ),
+            f"{label(args.trace)} held-out": BackfillChoiceEnv(
+                home, split="eval", queue_slots=SLOTS, wait=args.wait
+            )
         }
+        for name, platform in transfers:
+            other = inputs_for(folder, name, Path(platform), (None, None), windows, window)
+            tests[f"{label(name)} (transfer)"] = BackfillChoiceEnv(
+                other, split="eval", queue_slots=SLOTS, wait=args.wait
+            )
         rules: dict[str, Picker] = {"EASY": easy_pick, "EASY-SJBF": sjbf_pick}
         for test, env in tests.items():
             results["tests"][test] = {
@@ -206,8 +286,9 @@ def main(argv: list[str] | None = None) -> int:
                 "seeds": {},
             }
         for seed in args.seeds:
-            pick, cpu = train(lublin, seed, args)
-            print(f"seed {seed}: trained {args.timesteps} steps in {cpu:.0f} CPU s", flush=True)
+            pick, cpu = train(home, seed, args)
+            steps = 0 if args.untrained else args.timesteps
+            print(f"seed {seed}: trained {steps} steps in {cpu:.0f} CPU s", flush=True)
             for test, env in tests.items():
                 s = summary(play(env, pick))
                 s["train_cpu_s"] = round(cpu, 1)

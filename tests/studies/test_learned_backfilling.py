@@ -20,7 +20,7 @@ def test_a_tiny_run_reports_every_seed(tmp_path, capsys) -> None:
     argv = ["--seeds", "0", "1", "--timesteps", "256", "--n-steps", "128", "--eval-windows", "1"]
     assert backfill_choice.main([*argv, "--out", str(out)]) == 0
     results = json.loads(out.read_text())
-    for test in ("lublin_256 held-out", "KTH-SP2 (transfer)"):
+    for test in ("lublin_256 held-out", "KTH-SP2-1996-2.1-cln (transfer)"):
         r = results["tests"][test]
         assert set(r["rules"]) == {"EASY", "EASY-SJBF"}
         assert set(r["seeds"]) == {"0", "1"}
@@ -31,3 +31,32 @@ def test_a_tiny_run_reports_every_seed(tmp_path, capsys) -> None:
     assert printed.count("agent seed") == 4  # two seeds on two tests
     with pytest.raises(SystemExit):
         backfill_choice.main([*argv, "--out", str(out)])
+
+
+@pytest.mark.slow
+def test_any_trace_with_its_own_ranges(tmp_path, capsys) -> None:
+    trace_path("KTH-SP2-1996-2.1-cln.swf.gz")
+    out = tmp_path / "kth.json"
+    argv = [
+        "--trace",
+        "KTH-SP2-1996-2.1-cln.swf.gz",
+        "--platform",
+        "platform_examples/kth_sp2.json",
+    ]
+    argv += ["--train", "0:4000", "--test", "20000:24000", "--window", "512", "--no-transfer"]
+    argv += ["--seeds", "3", "--timesteps", "128", "--n-steps", "64", "--eval-windows", "2"]
+    assert backfill_choice.main([*argv, "--out", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert list(results["tests"]) == ["KTH-SP2-1996-2.1-cln held-out"]
+    r = results["tests"]["KTH-SP2-1996-2.1-cln held-out"]
+    assert len(r["windows"]) == 2 and all(20000 <= w <= 24000 - 512 for w in r["windows"])
+    assert set(r["seeds"]) == {"3"}
+
+
+def test_a_bad_range_is_refused_before_any_work(capsys) -> None:
+    with pytest.raises(SystemExit):
+        backfill_choice.main(["--train", "7000:10"])
+    assert "expected 0 <= A < B" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        backfill_choice.main(["--test", "a:b"])
+    assert "expected a job range A:B" in capsys.readouterr().err

@@ -126,6 +126,39 @@ static int set_job_double(PyObject *job, PyObject *name, double value) {
     return rc;
 }
 
+/* The arguments start_hosts and end_hosts share: the job's hosts (a tuple), then from
+ * `lists` host_job, cur_idle, cur_full, host_energy, host_since and state_since (lists of one
+ * length) and the keep flag. Borrowed references; -1 with an exception set when one is not
+ * what it must be. */
+typedef struct {
+    PyObject *host_job, *cur_idle, *cur_full, *host_energy, *host_since, *state_since;
+    Py_ssize_t n;
+    int keep;
+} host_lists;
+
+static int parse_host_lists(PyObject *alloc, PyObject *const *lists, host_lists *out) {
+    if (!PyTuple_Check(alloc)) {
+        PyErr_SetString(PyExc_TypeError, "alloc must be a tuple");
+        return -1;
+    }
+    out->host_job = lists[0];
+    if (!PyList_CheckExact(out->host_job)) {
+        PyErr_SetString(PyExc_TypeError, "host_job must be a list");
+        return -1;
+    }
+    Py_ssize_t n = out->n = PyList_GET_SIZE(out->host_job);
+    out->cur_idle = list_arg(lists[1], "cur_idle", n);
+    out->cur_full = list_arg(lists[2], "cur_full", n);
+    out->host_energy = list_arg(lists[3], "host_energy", n);
+    out->host_since = list_arg(lists[4], "host_since", n);
+    out->state_since = list_arg(lists[5], "state_since", n);
+    if (!out->cur_idle || !out->cur_full || !out->host_energy || !out->host_since ||
+        !out->state_since)
+        return -1;
+    out->keep = PyObject_IsTrue(lists[6]);
+    return out->keep < 0 ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------------------------------
  * start_hosts: the host loop of Engine._start.
  * ------------------------------------------------------------------------------------- */
@@ -146,24 +179,13 @@ static PyObject *start_hosts(PyObject *module, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     PyObject *job = args[0], *alloc = args[1], *now_obj = args[2];
-    if (!PyTuple_Check(alloc)) {
-        PyErr_SetString(PyExc_TypeError, "alloc must be a tuple");
-        return NULL;
-    }
-    PyObject *host_job = args[3];
-    if (!PyList_CheckExact(host_job)) {
-        PyErr_SetString(PyExc_TypeError, "host_job must be a list");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(host_job);
-    PyObject *cur_idle = list_arg(args[4], "cur_idle", n);
-    PyObject *cur_full = list_arg(args[5], "cur_full", n);
-    PyObject *host_energy = list_arg(args[6], "host_energy", n);
-    PyObject *host_since = list_arg(args[7], "host_since", n);
-    PyObject *state_since = list_arg(args[8], "state_since", n);
-    if (!cur_idle || !cur_full || !host_energy || !host_since || !state_since) return NULL;
-    int keep = PyObject_IsTrue(args[9]);
-    if (keep < 0) return NULL;
+    host_lists hl;
+    if (parse_host_lists(alloc, args + 3, &hl) < 0) return NULL;
+    PyObject *host_job = hl.host_job, *cur_idle = hl.cur_idle, *cur_full = hl.cur_full,
+             *host_energy = hl.host_energy, *host_since = hl.host_since,
+             *state_since = hl.state_since;
+    Py_ssize_t n = hl.n;
+    int keep = hl.keep;
     PyObject *cur_speed = args[10] == Py_None ? NULL : list_arg(args[10], "cur_speed", n);
     if (args[10] != Py_None && cur_speed == NULL) return NULL;
     if (!PyFloat_CheckExact(now_obj)) Py_RETURN_NOTIMPLEMENTED;
@@ -228,24 +250,13 @@ static PyObject *end_hosts(PyObject *module, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *alloc = args[0], *now_obj = args[1], *busy_obj = args[2];
-    if (!PyTuple_Check(alloc)) {
-        PyErr_SetString(PyExc_TypeError, "alloc must be a tuple");
-        return NULL;
-    }
-    PyObject *host_job = args[3];
-    if (!PyList_CheckExact(host_job)) {
-        PyErr_SetString(PyExc_TypeError, "host_job must be a list");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(host_job);
-    PyObject *cur_idle = list_arg(args[4], "cur_idle", n);
-    PyObject *cur_full = list_arg(args[5], "cur_full", n);
-    PyObject *host_energy = list_arg(args[6], "host_energy", n);
-    PyObject *host_since = list_arg(args[7], "host_since", n);
-    PyObject *state_since = list_arg(args[8], "state_since", n);
-    if (!cur_idle || !cur_full || !host_energy || !host_since || !state_since) return NULL;
-    int keep = PyObject_IsTrue(args[9]);
-    if (keep < 0) return NULL;
+    host_lists hl;
+    if (parse_host_lists(alloc, args + 3, &hl) < 0) return NULL;
+    PyObject *host_job = hl.host_job, *cur_idle = hl.cur_idle, *cur_full = hl.cur_full,
+             *host_energy = hl.host_energy, *host_since = hl.host_since,
+             *state_since = hl.state_since;
+    Py_ssize_t n = hl.n;
+    int keep = hl.keep;
     if (!PyFloat_CheckExact(now_obj) || !PyFloat_CheckExact(busy_obj)) Py_RETURN_NOTIMPLEMENTED;
     double now = PyFloat_AS_DOUBLE(now_obj), busy = PyFloat_AS_DOUBLE(busy_obj);
     Py_ssize_t count = PyTuple_GET_SIZE(alloc);

@@ -1,5 +1,6 @@
 """Type stub of the compiled core pool kernel (``_pool_kernels.c``)."""
 
+from types import NotImplementedType
 from typing import Any
 
 from hdeeprm.simulation.events import SetResourceState
@@ -28,6 +29,17 @@ class Pool:
     def release(self, cores: Any, now: float) -> None: ...
     def settle_taken(self, taken: dict[int, list[int]], now: float) -> None: ...
     def drain(self) -> list[SetResourceState]: ...
+    def floor_catch_up(
+        self,
+        counts: list[float],
+        nodes: list[int],
+        start: int,
+        sizes: list[float],
+        node_busy: list[int],
+        node_free_mem: list[float],
+        mem: float,
+        total: float,
+    ) -> float | NotImplementedType: ...
     def ranked_allocate(
         self,
         tree: Any,

@@ -190,10 +190,28 @@ class _FloorCounts:
         The loop runs for every node change while a size is kept (RICC with EASY: about 40
         million times), so it keeps the floor as the float ``//`` gives it and the free cores
         as floats: no ``int()`` call per node, and float operations CPython specialises;
-        :meth:`NodeFloorFit.tasks` converts the total once."""
+        :meth:`NodeFloorFit.tasks` converts the total once. A native pool runs the same loop
+        compiled (``Pool.floor_catch_up``, the same counts and total bit for bit); this one is
+        the reference, and runs for inputs the compiled loop declines."""
         nodes = log.nodes
         start = self.pos - log.base
         if start < len(nodes):
+            kernel = pool.kernel
+            if kernel is not None:
+                total = kernel.floor_catch_up(
+                    self.counts,
+                    nodes,
+                    start,
+                    sizes,
+                    pool.node_busy,
+                    pool.node_free_mem,
+                    self.mem,
+                    self.total,
+                )
+                if total is not NotImplemented:
+                    self.total = total
+                    self.pos = log.base + len(nodes)
+                    return
             mem, counts, total, tol = self.mem, self.counts, self.total, MEM_TOL
             node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
             for node in set(nodes[start:]):

@@ -7,6 +7,7 @@ from hdeeprm.simulation.events import SetResourceState
 
 SOURCE_DIGEST: str
 MEM_TOL: float
+FIT_SLACK: float
 
 class Pool:
     """The compiled takes, releases, settles and drains of one CorePool."""
@@ -40,6 +41,18 @@ class Pool:
         mem: float,
         total: float,
     ) -> float | NotImplementedType: ...
+    def size_catch_up(
+        self,
+        counts: list[int],
+        nodes: list[int],
+        start: int,
+        node_cores: list[list[int]],
+        node_busy: list[int],
+        node_free_mem: list[float],
+        need: float,
+        mem: float,
+        total: int,
+    ) -> int | NotImplementedType: ...
     def ranked_allocate(
         self,
         tree: Any,

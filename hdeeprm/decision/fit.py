@@ -54,9 +54,28 @@ class _SizeTracker:
         return count if count < free else free
 
     def catch_up(self, pool: CorePool, log: ChangeLog) -> None:
-        """Recount the nodes changed since :attr:`pos` (each once)."""
+        """Recount the nodes changed since :attr:`pos` (each once). A native pool runs the
+        same loop compiled (``Pool.size_catch_up``, the same counts and total); this one is
+        the reference, and runs for inputs the compiled loop declines."""
         start = self.pos - log.base
         if start < len(log.nodes):
+            kernel = pool.kernel
+            if kernel is not None:
+                total = kernel.size_catch_up(
+                    self.counts,
+                    log.nodes,
+                    start,
+                    pool.node_cores,
+                    pool.node_busy,
+                    pool.node_free_mem,
+                    self.need,
+                    self.mem,
+                    self.total,
+                )
+                if total is not NotImplemented:
+                    self.total = total
+                    self.pos = log.end
+                    return
             # :meth:`tasks` inlined (the same arithmetic): this loop runs for every node
             # change while a size is watched.
             counts, total, need, mem = self.counts, self.total, self.need, self.mem

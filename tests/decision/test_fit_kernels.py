@@ -1,13 +1,14 @@
-"""The compiled recount of the fit counts (``Pool.floor_catch_up`` in
-``hdeeprm/decision/_pool_kernels.c``) against the Python loop of
-:meth:`hdeeprm.decision.fit._FloorCounts.catch_up` it mirrors: every count, total and log
-position the same, floats compared bit for bit.
+"""The compiled recounts of the fit counts (``Pool.floor_catch_up`` and ``Pool.size_catch_up``
+in ``hdeeprm/decision/_pool_kernels.c``) against the Python loops they mirror,
+:meth:`hdeeprm.decision.fit._FloorCounts.catch_up` (the workload manager's ``fits_now``) and
+:meth:`hdeeprm.decision.fit._SizeTracker.catch_up` (the resource manager's fit index): every
+count, total and log position the same, floats compared bit for bit.
 
-Three levels: random takes, releases, resets and questions on a native pool and a reference
-pool, each with its own :class:`~hdeeprm.decision.fit.NodeFloorFit`; random figures given
-straight to the recount (any float, ints, ids out of range: what the C declines, the Python
-runs); and any two doubles through one node, where the count is Python's ``//`` itself
-(CPython's floor division, whose quotient is not ``floor(x / y)``: ``1.0 // 0.1 == 9.0``).
+For each: random takes, releases, resets and questions on a native pool and a reference pool,
+each with its own fit counts; random figures given straight to the recount (any float, ints,
+ids out of range: what the C declines, the Python runs); and hand-worked cases. For the first,
+also any two doubles through one node, where the count is Python's ``//`` itself (CPython's
+floor division, whose quotient is not ``floor(x / y)``: ``1.0 // 0.1 == 9.0``).
 
 Skipped only when the kernel is not built (or was built from another version of its source),
 and then failed instead under ``HDEEPRM_REQUIRE_KERNELS=1``; ``HDEEPRM_PURE_PYTHON`` is lifted
@@ -31,7 +32,8 @@ from hypothesis import strategies as st
 
 from hdeeprm import _native
 from hdeeprm.decision import CorePool
-from hdeeprm.decision.fit import NodeFloorFit, _FloorCounts
+from hdeeprm.decision.change_log import ChangeLog
+from hdeeprm.decision.fit import _SLACK, FitIndex, NodeFloorFit, _FloorCounts, _SizeTracker
 from hdeeprm.decision.resources import MEM_TOL
 
 KERNELS = "hdeeprm.decision._pool_kernels"
@@ -408,3 +410,195 @@ def test_a_native_pool_recounts_in_c() -> None:
     ref.take(0, "a", 5000.0, 0.0)
     ref.settle([0], 0.0)
     assert ref_fit.tasks(1000.0) == 7 and calls == [0]
+
+
+# --- the resource manager's fit index (``Pool.size_catch_up``) ---------------------------------
+
+
+def test_the_kernel_uses_the_index_slack() -> None:
+    assert _module is not None
+    assert _module.FIT_SLACK == _SLACK
+
+
+def _index_state(index: FitIndex) -> Any:
+    return [
+        (_bits(mem), [_bits(c) for c in t.counts], _bits(t.total), t.pos, t.resets)
+        for mem, t in index.tracked.items()
+    ] + [index.log.nodes, index.log.base, index.log.resets, index.listening]
+
+
+@PROPERTY
+@given(
+    nodes=platforms,
+    watched=st.lists(st.sampled_from(MEMS), min_size=1, max_size=3, unique=True),
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(
+                ["take"] * 4 + ["release"] * 3 + ["fits"] * 3 + ["watch", "compact", "reset"]
+            ),
+            st.integers(0, 10**6),
+            st.sampled_from(MEMS),
+        ),
+        min_size=30,
+        max_size=200,
+    ),
+)
+def test_native_and_reference_fit_indexes_agree(
+    nodes: list[Any], watched: list[float], ops: list[Any]
+) -> None:
+    """The index's watched sizes asked about between takes and releases, as the resource
+    manager does after a failed attempt: the counts caught up are the reference's."""
+    made = []
+    for native in (True, False):
+        with _kernel_allowed():
+            pool = CorePool(make_platform(nodes), native=native)
+        assert pool.native is native
+        made.append((pool, FitIndex(pool)))
+    (pool, index), (ref, ref_index) = made
+    running: list[list[int]] = []
+    for step, (kind, pick, mem) in enumerate(ops):
+        now = float(step)
+        size = watched[pick % len(watched)]
+        if kind == "take":
+            free = [c for c in range(pool.nb_cores) if pool.core_job[c] is None]
+            if not free:
+                continue
+            cores = free[pick % len(free) : pick % len(free) + 1 + pick % 3]
+            for p in (pool, ref):
+                for core in cores:
+                    p.take(core, f"j{step}", mem, 0.0)
+                p.settle(cores, now)
+            running.append(cores)
+        elif kind == "release" and running:
+            cores = running.pop(pick % len(running))
+            for p in (pool, ref):
+                p.release(cores, now)
+        elif kind == "reset":
+            running.clear()
+            for p in (pool, ref):
+                p.reset()
+        elif kind == "watch":
+            index.watch(size)
+            ref_index.watch(size)
+        elif kind == "compact":
+            index.compact()
+            ref_index.compact()
+        else:
+            res = 1 + pick % 12
+            assert index.fits(res, size) == ref_index.fits(res, size)
+        assert _index_state(index) == _index_state(ref_index), step
+
+
+@PROPERTY
+@given(
+    data=st.data(),
+    nb_nodes=st.integers(1, 8),
+    mem=st.sampled_from([0.0, -1.0, MEM_TOL, 0.3, 0.1 + 0.2, 1000.0, 3333.3, 4000.0, 1e-300])
+    | st.floats(allow_nan=True, allow_infinity=True),
+    odd=st.booleans(),
+)
+def test_index_figures_given_straight_to_the_recount(
+    data: st.DataObject, nb_nodes: int, mem: float, odd: bool
+) -> None:
+    """Any figures, and in half the cases (``odd``) inputs the kernel declines: a count or
+    busy count that is a float or beyond any platform, a node's cores not in a list, an id or
+    a start out of range or negative."""
+    nodes_ = st.integers(0, nb_nodes - 1)
+    cores: list[Any] = [
+        list(range(k))
+        for k in data.draw(st.lists(st.integers(0, 6), min_size=nb_nodes, max_size=nb_nodes))
+    ]
+    busy: list[Any] = data.draw(st.lists(st.integers(0, 7), min_size=nb_nodes, max_size=nb_nodes))
+    free_mem = data.draw(st.lists(free_mems, min_size=nb_nodes, max_size=nb_nodes))
+    counts: list[Any] = data.draw(st.lists(st.integers(0, 6), min_size=nb_nodes, max_size=nb_nodes))
+    if odd:
+        nodes_ = st.one_of(nodes_, st.sampled_from([-1, nb_nodes, nb_nodes + 3]))
+        at = data.draw(st.integers(0, nb_nodes - 1))
+        what = data.draw(st.sampled_from(["count", "busy", "huge", "cores", "ids"]))
+        if what == "count":
+            counts[at] = 2.0
+        elif what == "busy":
+            busy[at] = 1.0
+        elif what == "huge":
+            busy[at] = -(2**50)
+        elif what == "cores":
+            cores[at] = tuple(cores[at])
+    log_nodes = data.draw(st.lists(nodes_, min_size=1, max_size=40))
+    base = data.draw(st.integers(0, 3))
+    pos = base + data.draw(st.integers(-1 if odd else 0, len(log_nodes)))
+    total = data.draw(st.sampled_from([0, 3, sum(c for c in counts if isinstance(c, int))]))
+    outcomes = []
+    for kernel in (_kernel(), None):
+        target = SimpleNamespace(
+            kernel=kernel, node_cores=cores, node_busy=list(busy), node_free_mem=list(free_mem)
+        )
+        tracker = _SizeTracker.__new__(_SizeTracker)
+        tracker.mem, tracker.need = mem, mem - MEM_TOL
+        tracker.counts, tracker.total, tracker.pos = list(counts), total, pos
+        log = ChangeLog(SimpleNamespace(compact=lambda: None), 10**6)
+        log.nodes, log.base = list(log_nodes), base
+        try:
+            tracker.catch_up(target, log)  # type: ignore[arg-type]
+        except (ArithmeticError, ValueError, IndexError) as error:
+            outcomes.append(type(error))
+            continue
+        outcomes.append(([_bits(c) for c in tracker.counts], _bits(tracker.total), tracker.pos))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_index_worked_examples() -> None:
+    # hetero_platform: node 0 (16,000 MB, 2 cores), node 1 (8,000 MB, 5 cores), node 2
+    # (64,000 MB, 2 cores). Tasks of 4,000 MB: task j fits while free memory - j x 4,000 >=
+    # 4,000 - MEM_TOL: 4 on node 0 (2 cores), 2 on node 1, 16 on node 2 (2 cores).
+    kernel = _kernel()
+    cores, busy = [[0, 1], [2, 3, 4, 5, 6], [7, 8]], [0, 0, 0]
+    free_mem = [16000.0, 8000.0, 64000.0]
+    counts = [0, 0, 0]
+    args = (cores, busy, free_mem, 4000.0 - MEM_TOL, 4000.0)
+    assert kernel.size_catch_up(counts, [1, 0, 2, 1], 0, *args, 0) == 6
+    assert counts == [2, 2, 2]
+    # Node 1 with 3,999.9 MB taken: 4,000.1 left, one task; node 0 full: none. The log from
+    # position 2: node 0 before it is not recounted, node 1 twice counts once.
+    busy[1], free_mem[1], busy[0] = 1, 8000.0 - 3999.9, 2
+    assert kernel.size_catch_up(counts, [0, 0, 1, 1], 2, *args, 6) == 5
+    assert counts == [2, 1, 2]
+    assert kernel.size_catch_up(counts, [0], 0, *args, 5) == 3
+    assert counts == [0, 1, 2]
+    # Memory not asked for: every free core. Tasks of 1 MB: with 2e-6 MB less free, none (the
+    # tolerance is 1e-6); with exactly 1 MB, one.
+    assert kernel.size_catch_up(counts, [2], 0, cores, busy, free_mem, -MEM_TOL, 0.0, 3) == 3
+    assert counts == [0, 1, 2]
+    tiny = [0.0, 0.0, 1.0 - 2e-6]
+    assert kernel.size_catch_up(counts, [2], 0, cores, busy, tiny, 1.0 - MEM_TOL, 1.0, 3) == 1
+    assert counts == [0, 1, 0]
+    one = [0.0, 0.0, 1.0]
+    assert kernel.size_catch_up(counts, [2], 0, cores, busy, one, 1.0 - MEM_TOL, 1.0, 1) == 2
+    assert counts == [0, 1, 1]
+
+
+def test_index_inputs_the_kernel_does_not_mirror_are_left_to_python() -> None:
+    kernel = _kernel()
+    counts = [0, 0]
+    cores, busy, free_mem = [[0], [1]], [0, 0], [5000.0, 5000.0]
+    for args in [
+        (counts, [0], 0, cores, busy, free_mem, 1000.0, 1000, 0),  # an int mem
+        (counts, [0], 0, cores, busy, free_mem, 1000, 1000.0, 0),  # an int need
+        (counts, [0], 0, cores, busy, free_mem, 1000.0, 1000.0, 0.0),  # a float total
+        (counts, [0], 0, cores, busy, free_mem, 1000.0, 1000.0, 2**70),  # too large a total
+        (counts, [2], 0, cores, busy, free_mem, 1000.0, 1000.0, 0),  # a node out of range
+        (counts, [-1], 0, cores, busy, free_mem, 1000.0, 1000.0, 0),  # Python counts from the end
+        (counts, [0], -1, cores, busy, free_mem, 1000.0, 1000.0, 0),  # likewise
+        ([0.0, 0], [0], 0, cores, busy, free_mem, 1000.0, 1000.0, 0),  # a float count
+        (counts, [0], 0, [(0,), [1]], busy, free_mem, 1000.0, 1000.0, 0),  # cores in a tuple
+        (counts, [0], 0, cores, [0.0, 0], free_mem, 1000.0, 1000.0, 0),  # a float busy count
+        (counts, [0], 0, cores, busy, [math.nan, 0.0], 1000.0, 1000.0, 0),  # int(nan) raises
+        (counts, [0], 0, cores, busy, [math.inf, 0.0], 1000.0, 1000.0, 0),  # int(inf) too
+        (counts, [0], 0, cores, busy, [1e300, 0.0], 1000.0, 1e-300, 0),  # a quotient too large
+        (counts, [0], 0, cores, busy, free_mem, 1000.0, math.nan, 0),  # spare / nan: nan
+        (counts, (0,), 0, cores, busy, free_mem, 1000.0, 1000.0, 0),  # not a list
+    ]:
+        assert kernel.size_catch_up(*args) is NotImplemented, args
+    assert counts == [0, 0]
+    # A full node's memory is not read (nor is it by the Python).
+    assert kernel.size_catch_up(counts, [0, 1], 0, cores, [1, 0], ["?", 5000.0], 0.5, 1.0, 0) == 1
+    assert counts == [0, 1]

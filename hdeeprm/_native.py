@@ -1,10 +1,11 @@
 """Optional compiled kernels, with the pure-Python reference always beside them.
 
-Some hot loops (the core pool's takes, releases and settles; the engine's per-host energy and
-P-state bookkeeping) exist twice: as readable Python, the reference, and as C in an extension
-module built by ``pip install`` where a compiler exists (``setup.py``: optional, so an install
-without one still succeeds and runs the Python). Both give the same results bit for bit
-(property-tested); the C only runs faster.
+Some hot loops (the core pool's takes, releases and settles, and the recounts of the fit
+counts kept on it; the engine's per-host energy and P-state bookkeeping) exist twice: as
+readable Python, the reference, and as C in an extension module built by ``pip install``
+where a compiler exists (``setup.py``: optional, so an install without one still succeeds and
+runs the Python). Both give the same results bit for bit (property-tested); the C only runs
+faster.
 
 ``HDEEPRM_PURE_PYTHON=1`` turns every kernel off (to compare, or to debug in Python). A
 kernel built from another version of its C source (an editable install not rebuilt after the

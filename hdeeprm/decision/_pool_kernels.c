@@ -14,14 +14,18 @@
  * over-subscription record and the warning tallies are Python objects called through the C API
  * with the same arguments (the same types too: a set's ``update`` with a dict pre-sizes its
  * table, with a list it does not, which changes the set's iteration order). No state is kept
- * here besides those references.
+ * here besides those references (and the scratch buffers of the fit counts' recount).
  *
  * Arguments of unusual types (a memory or bandwidth that is not a float, an index out of range)
- * are not handled here: the call goes to the Python method instead, before anything changed.
+ * are not handled here: the call goes to the Python method instead, before anything changed
+ * (the fit counts' recount, a loop inside a Python method, returns NotImplemented: its caller
+ * then runs that loop).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #ifndef SOURCE_DIGEST
 #define SOURCE_DIGEST ""
@@ -29,6 +33,8 @@
 
 /* hdeeprm.decision.resources.MEM_TOL (the tests check that both agree). */
 #define MEM_TOL 1e-6
+/* hdeeprm.decision.fit._SLACK (likewise). */
+#define FIT_SLACK 1e-9
 /* P-states (hdeeprm.platform.hierarchy). */
 #define P0 0
 #define P1 1
@@ -57,6 +63,16 @@ typedef struct {
      * float allocated per core. */
     PyObject *zero;
     int free_order;
+    /* The fit counts' recounts (floor_catch_up, size_catch_up): per node, the call that last
+     * met it (each node recounted once per call without a set), the nodes met in order and
+     * their figures or new counts (all read and checked before any change). Sized by node
+     * count on first use. */
+    unsigned int *marks;
+    unsigned int mark;
+    Py_ssize_t nb_marks;
+    Py_ssize_t *met;
+    double *figures;
+    Py_ssize_t *tallies;
 } PoolObject;
 
 /* Interned attribute and method names, created at module init (immutable). */
@@ -1234,6 +1250,282 @@ done:
     return result;
 }
 
+/* ---- the fit counts' recount ------------------------------------------------------- */
+
+/* Python's float floor division, ``vx // wx`` (CPython's float_floor_div and _float_div_mod,
+ * Objects/floatobject.c), step for step: the remainder by fmod (exact), the quotient from
+ * what is left, one less when the remainder's sign is not the divisor's, snapped to the
+ * nearest whole number (the division may miss it by a rounding), and a zero quotient given
+ * the sign of the true one. ``wx`` is not zero (the caller checks). */
+static inline double floor_div(double vx, double wx) {
+    double mod = fmod(vx, wx);
+    double div = (vx - mod) / wx;
+    if (mod) {
+        if ((wx < 0) != (mod < 0)) div -= 1.0; /* (the remainder would gain wx) */
+    }
+    if (div) {
+        double floordiv = floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+        return floordiv;
+    }
+    return copysign(0.0, vx / wx);
+}
+
+/* A list item as the double Python's float arithmetic converts it to: a float's own value,
+ * an int's PyLong_AsDouble (what ``float - int`` and ``int + float`` do). 0: another type, or
+ * an int too large (Python then raises: the caller lets the Python run). */
+static inline int as_double(PyObject *o, double *out) {
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (PyLong_CheckExact(o)) {
+        double v = PyLong_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        *out = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* Room for ``n`` nodes in the recount's buffers. */
+static int reserve_marks(PoolObject *self, Py_ssize_t n) {
+    if (n <= self->nb_marks) return 0;
+    unsigned int *marks = PyMem_Calloc((size_t)n, sizeof(unsigned int));
+    Py_ssize_t *met = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    double *figures = PyMem_Calloc((size_t)n * 3, sizeof(double));
+    Py_ssize_t *tallies = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    if (marks == NULL || met == NULL || figures == NULL || tallies == NULL) {
+        PyMem_Free(marks);
+        PyMem_Free(met);
+        PyMem_Free(figures);
+        PyMem_Free(tallies);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(self->marks);
+    PyMem_Free(self->met);
+    PyMem_Free(self->figures);
+    PyMem_Free(self->tallies);
+    self->marks = marks;
+    self->met = met;
+    self->figures = figures;
+    self->tallies = tallies;
+    self->nb_marks = n;
+    self->mark = 0;
+    return 0;
+}
+
+/* A new mark for one recount (all marks cleared when the counter wraps). */
+static unsigned int next_mark(PoolObject *self) {
+    if (++self->mark == 0) {
+        memset(self->marks, 0, (size_t)self->nb_marks * sizeof(unsigned int));
+        self->mark = 1;
+    }
+    return self->mark;
+}
+
+/* A node id of a change log as an index below ``n``; -1: not a plain int in range (the
+ * caller declines: the Python raises or counts from the end). */
+static inline Py_ssize_t node_index(PyObject *o, Py_ssize_t n) {
+    if (!PyLong_CheckExact(o)) return -1;
+    Py_ssize_t node = PyLong_AsSsize_t(o);
+    if (node == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return node < n ? node : -1;
+}
+
+/* Pool.floor_catch_up(counts, nodes, start, sizes, node_busy, node_free_mem, mem, total):
+ * the loop of fit._FloorCounts.catch_up, on the lists it is given (the pool's, read by the
+ * caller as the Python reads them: no list held here for it). Each node of
+ * ``nodes[start:]`` once (in the order first met; Python's set order differs, which cannot
+ * change the total: the counts are whole numbers far below 2**53, so every sum is exact):
+ * ``free = sizes[node] - node_busy[node]``; with a free core, ``count = (node_free_mem[node]
+ * + MEM_TOL) // mem``, capped at ``free``, raised to 0.0 when below; a full node counts 0.0.
+ * A count that differs from ``counts[node]`` is written (a new float) and the total moves
+ * by the difference, as the Python does. Returns the new total.
+ *
+ * A first pass reads every figure before anything changes: when one is not what the Python
+ * arithmetic would see as the same double (a count that is not a float, a node id that is
+ * not a plain int in range, a zero or non-float ``mem``...), it returns NotImplemented and
+ * the caller runs the Python loop, which then behaves (or raises) as it always did. */
+static PyObject *Pool_floor_catch_up(PoolObject *self, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "floor_catch_up(counts, nodes, start, sizes, "
+                                         "node_busy, node_free_mem, mem, total)");
+        return NULL;
+    }
+    PyObject *counts = args[0], *nodes = args[1], *sizes = args[3];
+    PyObject *node_busy = args[4], *node_free_mem = args[5];
+    if (!PyList_CheckExact(counts) || !PyList_CheckExact(nodes) || !PyList_CheckExact(sizes) ||
+        !PyList_CheckExact(node_busy) || !PyList_CheckExact(node_free_mem) ||
+        !PyLong_CheckExact(args[2]) || !PyFloat_CheckExact(args[6]) ||
+        !PyFloat_CheckExact(args[7]))
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]);
+    if (start == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    double mem = PyFloat_AS_DOUBLE(args[6]), total = PyFloat_AS_DOUBLE(args[7]);
+    if (start < 0 || mem == 0.0) Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t n = PyList_GET_SIZE(counts);
+    if (PyList_GET_SIZE(sizes) < n) n = PyList_GET_SIZE(sizes);
+    if (PyList_GET_SIZE(node_busy) < n) n = PyList_GET_SIZE(node_busy);
+    if (PyList_GET_SIZE(node_free_mem) < n) n = PyList_GET_SIZE(node_free_mem);
+    if (reserve_marks(self, n) < 0) return NULL;
+    unsigned int *marks = self->marks, mark = next_mark(self);
+    Py_ssize_t *met = self->met, nb_met = 0;
+    double *figures = self->figures;
+    Py_ssize_t end = PyList_GET_SIZE(nodes);
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t node = node_index(PyList_GET_ITEM(nodes, i), n);
+        if (node < 0) Py_RETURN_NOTIMPLEMENTED;
+        if (marks[node] == mark) continue;
+        marks[node] = mark;
+        double size, busy, free_mem = 0.0;
+        PyObject *size_o = PyList_GET_ITEM(sizes, node), *old_o = PyList_GET_ITEM(counts, node);
+        if (!PyFloat_CheckExact(size_o) || !PyFloat_CheckExact(old_o)) Py_RETURN_NOTIMPLEMENTED;
+        size = PyFloat_AS_DOUBLE(size_o);
+        if (!as_double(PyList_GET_ITEM(node_busy, node), &busy)) Py_RETURN_NOTIMPLEMENTED;
+        double free = size - busy;
+        if (free && !as_double(PyList_GET_ITEM(node_free_mem, node), &free_mem))
+            Py_RETURN_NOTIMPLEMENTED;
+        double *f = figures + 3 * nb_met;
+        f[0] = free;
+        f[1] = free_mem;
+        f[2] = PyFloat_AS_DOUBLE(old_o);
+        met[nb_met++] = node;
+    }
+    for (Py_ssize_t j = 0; j < nb_met; j++) {
+        const double *f = figures + 3 * j;
+        double free = f[0], old = f[2];
+        if (free) {
+            double count = floor_div(f[1] + MEM_TOL, mem);
+            if (count > free)
+                count = free;
+            else if (count < 0.0)
+                count = 0.0;
+            if (count != old) {
+                total += count - old;
+                if (set_double(counts, met[j], count) < 0) return NULL;
+            }
+        } else if (old) {
+            total -= old;
+            if (set_borrowed(counts, met[j], self->zero) < 0) return NULL;
+        }
+    }
+    return PyFloat_FromDouble(total);
+}
+
+/* The largest magnitude of a count, a busy count or a quotient taken here (far beyond any
+ * platform): the differences and free core counts then never overflow. Beyond it, the
+ * Python runs. */
+#define FIT_BOUND ((Py_ssize_t)1 << 40)
+
+/* Pool.size_catch_up(counts, nodes, start, node_cores, node_busy, node_free_mem, need, mem,
+ * total): the loop of fit._SizeTracker.catch_up (the resource manager's fit index), on the
+ * lists it is given. Each node of ``nodes[start:]`` once (the order does not matter: the
+ * counts and total are ints): ``free = len(node_cores[node]) - node_busy[node]``; none free:
+ * 0; else ``spare = node_free_mem[node] - need``; below 0.0: 0; ``mem <= 0.0``: ``free``;
+ * else ``int(spare / mem + _SLACK) + 1`` capped at ``free`` (``int`` of a float truncates
+ * toward zero, as the C conversion does). Every new count and the new total are worked out
+ * before any change; the counts that differ are then written. Returns the new total.
+ *
+ * NotImplemented (nothing changed) where the Python would not compute the same in C
+ * integers and doubles: a count or busy count that is not a plain int or is beyond
+ * FIT_BOUND, a quotient that is NaN or beyond it (``int()`` raises for NaN and infinities),
+ * a node id not in range, ``need`` or ``mem`` not a float. */
+static PyObject *Pool_size_catch_up(PoolObject *self, PyObject *const *args,
+                                    Py_ssize_t nargs) {
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "size_catch_up(counts, nodes, start, node_cores, "
+                                         "node_busy, node_free_mem, need, mem, total)");
+        return NULL;
+    }
+    PyObject *counts = args[0], *nodes = args[1], *node_cores = args[3];
+    PyObject *node_busy = args[4], *node_free_mem = args[5];
+    if (!PyList_CheckExact(counts) || !PyList_CheckExact(nodes) ||
+        !PyList_CheckExact(node_cores) || !PyList_CheckExact(node_busy) ||
+        !PyList_CheckExact(node_free_mem) || !PyLong_CheckExact(args[2]) ||
+        !PyFloat_CheckExact(args[6]) || !PyFloat_CheckExact(args[7]) ||
+        !PyLong_CheckExact(args[8]))
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]), total = PyLong_AsSsize_t(args[8]);
+    if ((start == -1 || total == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    double need = PyFloat_AS_DOUBLE(args[6]), mem = PyFloat_AS_DOUBLE(args[7]);
+    if (start < 0) Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t n = PyList_GET_SIZE(counts);
+    if (PyList_GET_SIZE(node_cores) < n) n = PyList_GET_SIZE(node_cores);
+    if (PyList_GET_SIZE(node_busy) < n) n = PyList_GET_SIZE(node_busy);
+    if (PyList_GET_SIZE(node_free_mem) < n) n = PyList_GET_SIZE(node_free_mem);
+    if (reserve_marks(self, n) < 0) return NULL;
+    unsigned int *marks = self->marks, mark = next_mark(self);
+    Py_ssize_t *met = self->met, *tallies = self->tallies, nb_met = 0;
+    Py_ssize_t end = PyList_GET_SIZE(nodes);
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_ssize_t node = node_index(PyList_GET_ITEM(nodes, i), n);
+        if (node < 0) Py_RETURN_NOTIMPLEMENTED;
+        if (marks[node] == mark) continue;
+        marks[node] = mark;
+        PyObject *cores = PyList_GET_ITEM(node_cores, node);
+        PyObject *busy_o = PyList_GET_ITEM(node_busy, node);
+        PyObject *old_o = PyList_GET_ITEM(counts, node);
+        if (!PyList_CheckExact(cores) || !PyLong_CheckExact(busy_o) || !PyLong_CheckExact(old_o))
+            Py_RETURN_NOTIMPLEMENTED;
+        Py_ssize_t busy = PyLong_AsSsize_t(busy_o), old = PyLong_AsSsize_t(old_o);
+        if ((busy == -1 || old == -1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        if (busy > FIT_BOUND || busy < -FIT_BOUND || old > FIT_BOUND || old < -FIT_BOUND)
+            Py_RETURN_NOTIMPLEMENTED;
+        Py_ssize_t free = PyList_GET_SIZE(cores) - busy, count;
+        if (!free) {
+            count = 0;
+        } else {
+            double free_mem;
+            if (!as_double(PyList_GET_ITEM(node_free_mem, node), &free_mem))
+                Py_RETURN_NOTIMPLEMENTED;
+            double spare = free_mem - need;
+            if (spare < 0.0) {
+                count = 0;
+            } else if (mem <= 0.0) {
+                count = free;
+            } else {
+                double quotient = spare / mem + FIT_SLACK;
+                if (!(quotient < (double)FIT_BOUND && quotient > -(double)FIT_BOUND))
+                    Py_RETURN_NOTIMPLEMENTED;
+                count = (Py_ssize_t)quotient + 1;
+                if (count > free) count = free;
+            }
+        }
+        /* |count| and |old| are within FIT_BOUND plus a node's core count: no overflow. */
+        Py_ssize_t delta = count - old;
+        if ((delta > 0 && total > PY_SSIZE_T_MAX - delta) ||
+            (delta < 0 && total < PY_SSIZE_T_MIN - delta))
+            Py_RETURN_NOTIMPLEMENTED;
+        total += delta;
+        if (delta) { /* the counts that change, written below */
+            met[nb_met] = node;
+            tallies[nb_met++] = count;
+        }
+    }
+    for (Py_ssize_t j = 0; j < nb_met; j++) {
+        if (set_ssize(counts, met[j], tallies[j]) < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(total);
+}
+
 /* ---- the type ------------------------------------------------------------------------ */
 
 /* Where each reference is found on the CorePool (attribute name, field, kind). */
@@ -1305,6 +1597,10 @@ static int Pool_clear(PoolObject *self) {
 static void Pool_dealloc(PoolObject *self) {
     PyObject_GC_UnTrack(self);
     Pool_clear(self);
+    PyMem_Free(self->marks);
+    PyMem_Free(self->met);
+    PyMem_Free(self->figures);
+    PyMem_Free(self->tallies);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1390,6 +1686,12 @@ static PyMethodDef Pool_methods[] = {
     {"drain", (PyCFunction)Pool_drain, METH_NOARGS, "drain(): CorePool.drain."},
     {"refresh", (PyCFunction)Pool_refresh, METH_NOARGS,
      "refresh(): read the pool's lists again (after the Python replaced one)."},
+    {"floor_catch_up", (PyCFunction)(void (*)(void))Pool_floor_catch_up, METH_FASTCALL,
+     "floor_catch_up(counts, nodes, start, sizes, node_busy, node_free_mem, mem, total): "
+     "the loop of fit._FloorCounts.catch_up; the new total, or NotImplemented."},
+    {"size_catch_up", (PyCFunction)(void (*)(void))Pool_size_catch_up, METH_FASTCALL,
+     "size_catch_up(counts, nodes, start, node_cores, node_busy, node_free_mem, need, mem, "
+     "total): the loop of fit._SizeTracker.catch_up; the new total, or NotImplemented."},
     {"ranked_allocate", (PyCFunction)(void (*)(void))Pool_ranked_allocate, METH_FASTCALL,
      "ranked_allocate(tree, job_id, res, mem, mem_bw, taken, open_misses, sort_back): "
      "_RankedTree.allocate."},
@@ -1453,17 +1755,17 @@ PyMODINIT_FUNC PyInit__pool_kernels(void) {
         Py_DECREF(m);
         return NULL;
     }
-    PyObject *tolerance = PyFloat_FromDouble(MEM_TOL);
-    if (tolerance == NULL) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    if (PyModule_AddStringConstant(m, "SOURCE_DIGEST", SOURCE_DIGEST) < 0 ||
-        PyModule_AddObjectRef(m, "MEM_TOL", tolerance) < 0) {
-        Py_DECREF(tolerance);
+    PyObject *tolerance = PyFloat_FromDouble(MEM_TOL), *slack = PyFloat_FromDouble(FIT_SLACK);
+    if (tolerance == NULL || slack == NULL ||
+        PyModule_AddStringConstant(m, "SOURCE_DIGEST", SOURCE_DIGEST) < 0 ||
+        PyModule_AddObjectRef(m, "MEM_TOL", tolerance) < 0 ||
+        PyModule_AddObjectRef(m, "FIT_SLACK", slack) < 0) {
+        Py_XDECREF(tolerance);
+        Py_XDECREF(slack);
         Py_DECREF(m);
         return NULL;
     }
     Py_DECREF(tolerance);
+    Py_DECREF(slack);
     return m;
 }

@@ -1,11 +1,13 @@
 """Type stub of the compiled core pool kernel (``_pool_kernels.c``)."""
 
+from types import NotImplementedType
 from typing import Any
 
 from hdeeprm.simulation.events import SetResourceState
 
 SOURCE_DIGEST: str
 MEM_TOL: float
+FIT_SLACK: float
 
 class Pool:
     """The compiled takes, releases, settles and drains of one CorePool."""
@@ -28,6 +30,29 @@ class Pool:
     def release(self, cores: Any, now: float) -> None: ...
     def settle_taken(self, taken: dict[int, list[int]], now: float) -> None: ...
     def drain(self) -> list[SetResourceState]: ...
+    def floor_catch_up(
+        self,
+        counts: list[float],
+        nodes: list[int],
+        start: int,
+        sizes: list[float],
+        node_busy: list[int],
+        node_free_mem: list[float],
+        mem: float,
+        total: float,
+    ) -> float | NotImplementedType: ...
+    def size_catch_up(
+        self,
+        counts: list[int],
+        nodes: list[int],
+        start: int,
+        node_cores: list[list[int]],
+        node_busy: list[int],
+        node_free_mem: list[float],
+        need: float,
+        mem: float,
+        total: int,
+    ) -> int | NotImplementedType: ...
     def ranked_allocate(
         self,
         tree: Any,

@@ -54,9 +54,28 @@ class _SizeTracker:
         return count if count < free else free
 
     def catch_up(self, pool: CorePool, log: ChangeLog) -> None:
-        """Recount the nodes changed since :attr:`pos` (each once)."""
+        """Recount the nodes changed since :attr:`pos` (each once). A native pool runs the
+        same loop compiled (``Pool.size_catch_up``, the same counts and total); this one is
+        the reference, and runs for inputs the compiled loop declines."""
         start = self.pos - log.base
         if start < len(log.nodes):
+            kernel = pool.kernel
+            if kernel is not None:
+                total = kernel.size_catch_up(
+                    self.counts,
+                    log.nodes,
+                    start,
+                    pool.node_cores,
+                    pool.node_busy,
+                    pool.node_free_mem,
+                    self.need,
+                    self.mem,
+                    self.total,
+                )
+                if total is not NotImplemented:
+                    self.total = total
+                    self.pos = log.end
+                    return
             # :meth:`tasks` inlined (the same arithmetic): this loop runs for every node
             # change while a size is watched.
             counts, total, need, mem = self.counts, self.total, self.need, self.mem
@@ -190,10 +209,28 @@ class _FloorCounts:
         The loop runs for every node change while a size is kept (RICC with EASY: about 40
         million times), so it keeps the floor as the float ``//`` gives it and the free cores
         as floats: no ``int()`` call per node, and float operations CPython specialises;
-        :meth:`NodeFloorFit.tasks` converts the total once."""
+        :meth:`NodeFloorFit.tasks` converts the total once. A native pool runs the same loop
+        compiled (``Pool.floor_catch_up``, the same counts and total bit for bit); this one is
+        the reference, and runs for inputs the compiled loop declines."""
         nodes = log.nodes
         start = self.pos - log.base
         if start < len(nodes):
+            kernel = pool.kernel
+            if kernel is not None:
+                total = kernel.floor_catch_up(
+                    self.counts,
+                    nodes,
+                    start,
+                    sizes,
+                    pool.node_busy,
+                    pool.node_free_mem,
+                    self.mem,
+                    self.total,
+                )
+                if total is not NotImplemented:
+                    self.total = total
+                    self.pos = log.base + len(nodes)
+                    return
             mem, counts, total, tol = self.mem, self.counts, self.total, MEM_TOL
             node_busy, node_free_mem = pool.node_busy, pool.node_free_mem
             for node in set(nodes[start:]):

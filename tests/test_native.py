@@ -20,9 +20,11 @@ KERNELS = ("hdeeprm.decision._pool_kernels", "hdeeprm.simulation._engine_kernels
 
 @pytest.fixture
 def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test looks its modules up again."""
+    """Each test looks its modules up again, with the kernels allowed (a run of the suite under
+    ``HDEEPRM_PURE_PYTHON=1`` too)."""
     monkeypatch.setattr(_native, "_loaded", {})
     monkeypatch.setattr(_native, "_why", {})
+    monkeypatch.delenv(_native.PURE_PYTHON, raising=False)
 
 
 @pytest.mark.parametrize(("value", "off"), [("", False), ("0", False), ("1", True), ("yes", True)])

@@ -18,47 +18,21 @@ for the pools made here, so the kernel is tested either way.
 from __future__ import annotations
 
 import math
-import os
 import struct
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from decision_helpers import make_platform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kernel_helpers import kernel_allowed, play_on_both, require_kernel
 
-from hdeeprm import _native
 from hdeeprm.decision import CorePool
 from hdeeprm.decision.change_log import ChangeLog
 from hdeeprm.decision.fit import _SLACK, FitIndex, NodeFloorFit, _FloorCounts, _SizeTracker
 from hdeeprm.decision.resources import MEM_TOL
 
-KERNELS = "hdeeprm.decision._pool_kernels"
-
-
-@contextmanager
-def _kernel_allowed() -> Iterator[None]:
-    """``HDEEPRM_PURE_PYTHON`` lifted (the kernel is what is tested here)."""
-    saved = os.environ.pop(_native.PURE_PYTHON, None)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            os.environ[_native.PURE_PYTHON] = saved
-
-
-with _kernel_allowed():
-    _module = _native.load(KERNELS)
-if _module is None:
-    _why = f"the compiled pool kernel is not usable: {_native.report().get(KERNELS)}"
-    if os.environ.get("HDEEPRM_REQUIRE_KERNELS", "") not in ("", "0"):
-        raise RuntimeError(f"HDEEPRM_REQUIRE_KERNELS is set but {_why}")
-    pytest.skip(
-        f"{_why} (build it with `python setup.py build_ext --inplace`)", allow_module_level=True
-    )
+_module = require_kernel()
 
 PROPERTY = settings(
     max_examples=300,
@@ -89,7 +63,7 @@ def _same_total(native: float, reference: float) -> bool:
 
 def _kernel() -> Any:
     """The compiled kernel of a native pool (its recount only reads the lists it is given)."""
-    with _kernel_allowed():
+    with kernel_allowed():
         pool = CorePool(make_platform([(1.0, [(2.0, 1.0, 1.0, 80.0, 1)])]), native=True)
     assert pool.native
     return pool.kernel
@@ -147,33 +121,16 @@ def test_native_and_reference_fit_counts_agree(
     the counts caught up from the log (the kernel's work) are the reference's."""
     made = []
     for native in (True, False):
-        with _kernel_allowed():
+        with kernel_allowed():
             pool = CorePool(make_platform(nodes), native=native)
         assert pool.native is native
         made.append((pool, NodeFloorFit(pool)))
     (pool, fit), (ref, ref_fit) = made
     running: list[list[int]] = []
     for step, (kind, pick, mem) in enumerate(ops):
-        now = float(step)
         size = asked[pick % len(asked)]
-        if kind == "take":
-            free = [c for c in range(pool.nb_cores) if pool.core_job[c] is None]
-            if not free:
-                continue
-            cores = free[pick % len(free) : pick % len(free) + 1 + pick % 3]
-            for p in (pool, ref):
-                for core in cores:
-                    p.take(core, f"j{step}", mem, 0.0)
-                p.settle(cores, now)
-            running.append(cores)
-        elif kind == "release" and running:
-            cores = running.pop(pick % len(running))
-            for p in (pool, ref):
-                p.release(cores, now)
-        elif kind == "reset":
-            running.clear()
-            for p in (pool, ref):
-                p.reset()
+        if play_on_both((pool, ref), (kind, pick, mem), step, running):
+            pass
         elif kind == "fits":
             res = 1 + pick % 12
             assert fit.fits(res, size) == ref_fit.fits(res, size)
@@ -394,7 +351,7 @@ def test_a_native_pool_recounts_in_c() -> None:
         def __getattr__(self, name: str) -> Any:
             return getattr(self.kernel, name)
 
-    with _kernel_allowed():
+    with kernel_allowed():
         pool = CorePool(make_platform([(8.0, [(2.0, 1.0, 10.0, 80.0, 4)])] * 2))
     assert pool.native
     pool.kernel = Counting(pool.kernel)
@@ -450,33 +407,16 @@ def test_native_and_reference_fit_indexes_agree(
     manager does after a failed attempt: the counts caught up are the reference's."""
     made = []
     for native in (True, False):
-        with _kernel_allowed():
+        with kernel_allowed():
             pool = CorePool(make_platform(nodes), native=native)
         assert pool.native is native
         made.append((pool, FitIndex(pool)))
     (pool, index), (ref, ref_index) = made
     running: list[list[int]] = []
     for step, (kind, pick, mem) in enumerate(ops):
-        now = float(step)
         size = watched[pick % len(watched)]
-        if kind == "take":
-            free = [c for c in range(pool.nb_cores) if pool.core_job[c] is None]
-            if not free:
-                continue
-            cores = free[pick % len(free) : pick % len(free) + 1 + pick % 3]
-            for p in (pool, ref):
-                for core in cores:
-                    p.take(core, f"j{step}", mem, 0.0)
-                p.settle(cores, now)
-            running.append(cores)
-        elif kind == "release" and running:
-            cores = running.pop(pick % len(running))
-            for p in (pool, ref):
-                p.release(cores, now)
-        elif kind == "reset":
-            running.clear()
-            for p in (pool, ref):
-                p.reset()
+        if play_on_both((pool, ref), (kind, pick, mem), step, running):
+            pass
         elif kind == "watch":
             index.watch(size)
             ref_index.watch(size)

@@ -5,7 +5,8 @@ resets and lazily built free-core lists, a native pool and a reference pool (eac
 resource manager) give the same answers and hold the same state after every operation, every
 float compared bit for bit (its type and ``float.hex``), sets compared in iteration order.
 
-Skipped only when the kernel is not built (or was built from another version of its source);
+Skipped only when the kernel is not built (or was built from another version of its source),
+and then failed instead under ``HDEEPRM_REQUIRE_KERNELS=1``;
 ``HDEEPRM_PURE_PYTHON`` is lifted for the pools made here, so the kernel is tested either way.
 """
 
@@ -14,8 +15,6 @@ from __future__ import annotations
 import os
 import pickle
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ import pytest
 from decision_helpers import make_platform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kernel_helpers import kernel_allowed, require_kernel
 
 from hdeeprm import _native
 from hdeeprm.decision import CorePool, ResourceManager
@@ -30,28 +30,7 @@ from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.decision.change_log import ChangeLog
 from hdeeprm.decision.resources import MEM_TOL
 
-KERNELS = "hdeeprm.decision._pool_kernels"
-
-
-@contextmanager
-def _kernel_allowed() -> Iterator[None]:
-    """``HDEEPRM_PURE_PYTHON`` lifted (the kernel is what is tested here)."""
-    saved = os.environ.pop(_native.PURE_PYTHON, None)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            os.environ[_native.PURE_PYTHON] = saved
-
-
-with _kernel_allowed():
-    _module = _native.load(KERNELS)
-if _module is None:
-    pytest.skip(
-        f"the compiled pool kernel is not usable: {_native.report().get(KERNELS)} "
-        "(build it with `python setup.py build_ext --inplace`)",
-        allow_module_level=True,
-    )
+_module = require_kernel()
 
 PROPERTY = settings(
     max_examples=250,
@@ -97,7 +76,7 @@ def _pair(
 ) -> tuple[tuple[CorePool, ResourceManager, _Owner], tuple[CorePool, ResourceManager, _Owner]]:
     made = []
     for native in (True, False):
-        with _kernel_allowed():
+        with kernel_allowed():
             pool = CorePool(make_platform(nodes), free_order=free_order, native=native)
         assert pool.native is native
         # Listeners of every kind beside the resource manager's own.
@@ -315,7 +294,7 @@ def test_constants_agree() -> None:
 def test_native_false_and_pure_python() -> None:
     platform = make_platform(ricc_like()[:2])
     assert not CorePool(platform, native=False).native
-    with _kernel_allowed():
+    with kernel_allowed():
         assert CorePool(platform).native
         assert CorePool(platform, native=True).native
     saved = os.environ.get(_native.PURE_PYTHON)
@@ -332,7 +311,7 @@ def test_native_false_and_pure_python() -> None:
 
 
 def test_python_methods_stay_on_the_class() -> None:
-    with _kernel_allowed():
+    with kernel_allowed():
         pool = CorePool(make_platform(ricc_like()[:2]), native=True)
     for name in ("take", "take_run", "settle", "settle_taken", "release", "drain"):
         assert getattr(pool, name) is not getattr(CorePool, name)
@@ -368,7 +347,7 @@ def test_methods_held_by_callers_survive_resets() -> None:
     """A caller may keep ``pool.release`` (or wrap it on the instance, as
     ``benchmarks/speed/pool_replay.py`` records calls): after a reset, or once the free-core
     list is built, it still acts on the pool's current lists, and the wrapper stays."""
-    with _kernel_allowed():
+    with kernel_allowed():
         pool = CorePool(make_platform(ricc_like()[:2]), free_order=False, native=True)
     ref = CorePool(make_platform(ricc_like()[:2]), free_order=False, native=False)
     take_run, release = pool.take_run, pool.release
@@ -401,7 +380,7 @@ def test_a_listener_error_propagates() -> None:
         def update(self, *others: Any) -> None:
             raise ZeroDivisionError("listener")
 
-    with _kernel_allowed():
+    with kernel_allowed():
         pool = CorePool(make_platform(ricc_like()[:2]), native=True)
     cores = pool.take_run(0, 2, "a", 10.0, 1.0)
     pool.settle_taken({0: cores}, 0.0)
@@ -412,7 +391,7 @@ def test_a_listener_error_propagates() -> None:
 
 def test_pickled_pool_binds_its_own_kernel() -> None:
     driver = _replay(ricc_like()[:3], 3, 60)
-    with _kernel_allowed():  # the unpickled pool loads the kernel again
+    with kernel_allowed():  # the unpickled pool loads the kernel again
         copy = pickle.loads(pickle.dumps(driver.pool))
         twin = pickle.loads(pickle.dumps(driver.ref))
     assert copy.native and not twin.native

@@ -49,6 +49,12 @@ from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from studies.common import REPO, trace
+from studies.imitation.picker_cloning import (
+    add_cloning_arguments,
+    agreement,
+    clone_job_selector,
+    picker_demonstrations,
+)
 
 TRACE = "lublin_256.swf.gz"
 PLATFORM = REPO / "platform_examples" / "lublin_256.json"
@@ -181,6 +187,7 @@ def train_hdeeprm(inputs, backfill: bool, args):
         gamma=args.gamma,
         nothing_bias=args.nothing_bias,
         seed=args.seed,
+        critic_warmup=args.critic_warmup,
     )
     fns = job_selection_factories(
         inputs,
@@ -194,10 +201,36 @@ def train_hdeeprm(inputs, backfill: bool, args):
     )
     agent = TwoStepPPO(config, fns)
     start, cpu = time.perf_counter(), time.process_time()
+    if args.warm_start is not None:
+        print(warm_start(agent, inputs, backfill, args), flush=True)
     agent.learn(args.timesteps)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     agent.close()
     return agent.act, wall, cpu, agent.global_step
+
+
+def warm_start(agent, inputs, backfill: bool, args) -> str:
+    """Clone ``args.warm_start``'s picks on ``args.warm_windows`` training windows (drawn by
+    seeds of their own) into ``agent``'s job selector; a line saying how well it agrees."""
+    env = JobSelectionEnv(
+        inputs=inputs,
+        split="train",
+        backfill=backfill,
+        queue_slots=SLOTS,
+        log_features=args.log_features,
+        rlscheduler=args.rlscheduler,
+    )
+    seeds = range(10_000 + 100 * args.seed, 10_000 + 100 * args.seed + args.warm_windows)
+    demos = picker_demonstrations(env, HeuristicPicker(args.warm_start), seeds)
+    env.close()
+    losses = clone_job_selector(
+        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=args.seed
+    )
+    return (
+        f"(warm start: {args.warm_start}'s {len(demos)} picks on {args.warm_windows} training "
+        f"windows cloned in {args.warm_epochs} epochs, cross-entropy {losses[0]:.4f} -> "
+        f"{losses[-1]:.4f}, agreement {agreement(agent, demos):.4f})"
+    )
 
 
 def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
@@ -297,7 +330,15 @@ def main(argv: list[str] | None = None) -> int:
         help="RLScheduler's own protocol: its visible queue and backfilling rule, 256-job "
         "training and 1,024-job test sequences drawn over the whole trace",
     )
+    warm = parser.add_argument_group("warm start: clone a heuristic before PPO (--trainer hdeeprm)")
+    warm.add_argument("--warm-start", choices=BASELINES, default=None)
+    warm.add_argument("--warm-windows", type=int, default=16, help="training windows to clone")
+    add_cloning_arguments(warm)
     args = parser.parse_args(argv)
+    if args.warm_start is not None and (args.trainer != "hdeeprm" or args.policies):
+        parser.error("--warm-start needs --trainer hdeeprm (job selector alone)")
+    if args.warm_windows < 1:
+        parser.error(f"--warm-windows must be >= 1, got {args.warm_windows}")
     if args.policies is not None:
         args.policies = args.policies.split(",")
         if args.trainer != "hdeeprm":

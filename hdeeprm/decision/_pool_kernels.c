@@ -78,7 +78,8 @@ typedef struct {
 /* Interned attribute and method names, created at module init (immutable). */
 static PyObject *s_free_count, *s_update, *s_nodes, *s_append, *s_gained, *s_is_enabled_for,
     *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_open,
-    *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate;
+    *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate,
+    *s_dirty, *s_refresh, *s_tree, *s_size;
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -1121,11 +1122,46 @@ done:
     return ok;
 }
 
-/* ``tree.nb_tree += 1; left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``:
- * the rest of the sweep, in Python (its tree search is MaxTree's), which calls back into
- * take_run through the pool. */
-static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssize_t *left,
-                      PyObject *mem_o, PyObject *bw_o, PyObject *taken) {
+/* ``value >= threshold`` as Python compares them: a float as a C double (the same IEEE
+ * comparison: NaN never, -inf only with -inf), anything else through the object comparison
+ * (an int is compared exactly, not as its nearest double). 1, 0, or -1 on error. */
+static inline int at_least(PyObject *value, double threshold, PyObject *threshold_o) {
+    if (PyFloat_CheckExact(value)) return PyFloat_AS_DOUBLE(value) >= threshold;
+    return PyObject_RichCompareBool(value, threshold_o, Py_GE);
+}
+
+/* _segment.MaxTree.leftmost_from(start, threshold) on the tree's list ``slots`` (2 * size
+ * values, the root at 1): the lowest slot >= start whose value is >= threshold, -1 for None,
+ * -2 on error. */
+static Py_ssize_t leftmost_from(PyObject *slots, Py_ssize_t size, Py_ssize_t start,
+                                double threshold, PyObject *threshold_o) {
+    if (start >= size) return -1;
+    Py_ssize_t i = start + size;
+    PyObject *v = item(slots, i);
+    int ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+    if (ge < 0) return -2;
+    if (ge) return start;
+    while (1) {
+        while (i & 1) i >>= 1; /* a right child: its right neighbour is under an ancestor */
+        if (!i) return -1;
+        i += 1;
+        v = item(slots, i);
+        ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+        if (ge < 0) return -2;
+        if (ge) break;
+    }
+    while (i < size) {
+        i *= 2;
+        v = item(slots, i);
+        ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+        if (ge < 0) return -2;
+        if (!ge) i += 1;
+    }
+    return i - size;
+}
+
+/* ``tree.nb_tree += 1`` */
+static int count_tree_sweep(PyObject *tree) {
     PyObject *nb = PyObject_GetAttr(tree, s_nb_tree);
     if (nb == NULL) return -1;
     PyObject *one = PyLong_FromLong(1);
@@ -1135,7 +1171,13 @@ static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssi
     if (next == NULL) return -1;
     int rc = PyObject_SetAttr(tree, s_nb_tree, next);
     Py_DECREF(next);
-    if (rc < 0) return -1;
+    return rc;
+}
+
+/* ``left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``: the Python sweep,
+ * for a tree whose parts are not the lists and set tree_sweep reads. */
+static int python_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssize_t *left,
+                        PyObject *mem_o, PyObject *bw_o, PyObject *taken) {
     PyObject *from = PyLong_FromSsize_t(start), *tasks = PyLong_FromSsize_t(*left);
     PyObject *r = from == NULL || tasks == NULL
                       ? NULL
@@ -1151,10 +1193,95 @@ static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssi
     return 0;
 }
 
+/* ``tree.nb_tree += 1; left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``:
+ * _RankedTree._tree_sweep, here: the tree brought up to date (``tree.refresh()``, a Python
+ * call, only when ``tree.dirty`` holds processors), then the walk over its slots with
+ * MaxTree.leftmost_from's descent, each processor it offers checked against the pool, its
+ * run taken with take_run (no Python call per processor) and a processor found ineligible
+ * added to ``tree.dirty``. A tree whose parts are not a set, a MaxTree's list of 2 * size
+ * slots and an int size goes to the Python sweep, before anything changed. */
+static int tree_sweep(PoolObject *self, PyObject *tree, PyObject *order, Py_ssize_t start,
+                      PyObject *job_id, Py_ssize_t *left, PyObject *mem_o, PyObject *bw_o,
+                      PyObject *need_o, PyObject *taken) {
+    if (count_tree_sweep(tree) < 0) return -1;
+    PyObject *dirty = PyObject_GetAttr(tree, s_dirty), *segment = NULL, *slots = NULL;
+    PyObject *size_o = NULL;
+    int ok = -1;
+    if (dirty == NULL) return -1;
+    if (!PySet_CheckExact(dirty)) {
+        ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
+        goto done;
+    }
+    if (PySet_GET_SIZE(dirty)) { /* self.refresh(): a no-op when nothing is dirty */
+        PyObject *r = PyObject_CallMethodNoArgs(tree, s_refresh);
+        if (r == NULL) goto done;
+        Py_DECREF(r);
+    }
+    if ((segment = PyObject_GetAttr(tree, s_tree)) == NULL) goto done;
+    if ((slots = PyObject_GetAttr(segment, s_tree)) == NULL) goto done;
+    if ((size_o = PyObject_GetAttr(segment, s_size)) == NULL) goto done;
+    Py_ssize_t size = PyLong_CheckExact(size_o) ? PyLong_AsSsize_t(size_o) : -1;
+    if (size == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (!PyList_CheckExact(slots) || size < 1 || PyList_GET_SIZE(slots) != 2 * size) {
+        ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
+        goto done;
+    }
+    double mem = PyFloat_AS_DOUBLE(mem_o), need = PyFloat_AS_DOUBLE(need_o);
+    Py_ssize_t tasks = *left;
+    Py_ssize_t r = leftmost_from(slots, size, start, need, need_o);
+    while (r >= 0) {
+        PyObject *proc_o = item(order, r);
+        if (proc_o == NULL) goto done;
+        Py_ssize_t proc = PyLong_AsSsize_t(proc_o), node;
+        if (proc == -1 && PyErr_Occurred()) goto done;
+        PyObject *members = item(self->proc_free, proc);
+        if (members == NULL) goto done;
+        if (!PyList_Check(members)) {
+            PyErr_SetString(PyExc_TypeError, "proc_free must hold lists");
+            goto done;
+        }
+        if (PyList_GET_SIZE(members)) {
+            if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
+            PyObject *spare_o = item(self->node_free_mem, node);
+            int fits = spare_o == NULL ? -1 : at_least(spare_o, need, need_o);
+            if (fits < 0) goto done;
+            if (fits) {
+                double spare;
+                if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
+                Py_ssize_t count = PyList_GET_SIZE(members);
+                if (tasks < count) count = tasks;
+                if (mem > 0.0 && count > 1) count = memory_run(count, spare, mem, need);
+                Py_INCREF(proc_o);
+                PyObject *cores = take_run_impl(self, proc, count, job_id, mem_o, bw_o);
+                int rc = cores == NULL ? -1 : PyDict_SetItem(taken, proc_o, cores);
+                Py_XDECREF(cores);
+                Py_DECREF(proc_o);
+                if (rc < 0) goto done;
+                tasks -= count;
+                if (!tasks) break;
+                r = leftmost_from(slots, size, r + 1, need, need_o);
+                continue;
+            }
+        }
+        if (PySet_Add(dirty, proc_o) < 0) goto done;
+        r = leftmost_from(slots, size, r + 1, need, need_o);
+    }
+    if (r == -2) goto done;
+    *left = tasks;
+    ok = 0;
+done:
+    Py_DECREF(dirty);
+    Py_XDECREF(segment);
+    Py_XDECREF(slots);
+    Py_XDECREF(size_o);
+    return ok;
+}
+
 /* Pool.ranked_allocate(tree, job_id, res, mem, mem_bw, taken, open_misses, sort_back):
  * _RankedTree.allocate for ``tree``, a _RankedTree of this pool: the walk of ``tree.open`` in
- * rank order, taking the run of each eligible processor with take_run (here, no Python call
- * per processor). Returns how many tasks got a core. The two constants are the resource
+ * rank order, then the sweep through its tree (tree_sweep), taking the run of each eligible
+ * processor with take_run (here, no Python call per processor). Returns how many tasks got a
+ * core. The two constants are the resource
  * manager's _OPEN_MISSES and _SORT_BACK, passed as it reads them. Other argument types than
  * the job records' go to the Python. */
 static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
@@ -1181,7 +1308,7 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
     PyObject *ranks = PyObject_GetAttr(tree, s_open);
     PyObject *listed = ranks == NULL ? NULL : PyObject_GetAttr(tree, s_listed);
     PyObject *order = listed == NULL ? NULL : PyObject_GetAttr(tree, s_order);
-    PyObject *result = NULL;
+    PyObject *result = NULL, *need_o = NULL;
     if (order == NULL) goto done;
     if (!PyList_Check(ranks) || !PyList_Check(listed) || !PyList_Check(order)) {
         PyErr_SetString(PyExc_TypeError, "tree.open, tree.listed and tree.order must be lists");
@@ -1190,6 +1317,7 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
     if (merge_gained(self, tree, ranks, listed, sort_back) < 0) goto done;
     double mem = PyFloat_AS_DOUBLE(mem_o);
     double need = mem - MEM_TOL;
+    if ((need_o = PyFloat_FromDouble(need)) == NULL) goto done;
     Py_ssize_t left = res, misses = open_misses, i = 0;
     while (i < PyList_GET_SIZE(ranks)) {
         Py_ssize_t r = PyLong_AsSsize_t(PyList_GET_ITEM(ranks, i)), proc, node;
@@ -1237,13 +1365,16 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
         }
         misses -= 1;
         if (!misses) {
-            if (tree_sweep(tree, r + 1, job_id, &left, mem_o, bw_o, taken) < 0) goto done;
+            if (tree_sweep(self, tree, order, r + 1, job_id, &left, mem_o, bw_o, need_o,
+                           taken) < 0)
+                goto done;
             break;
         }
         i += 1;
     }
     result = PyLong_FromSsize_t(res - left);
 done:
+    Py_XDECREF(need_o);
     Py_XDECREF(ranks);
     Py_XDECREF(listed);
     Py_XDECREF(order);
@@ -1735,6 +1866,8 @@ static int intern_names(void) {
         {&s_order, "order"},             {&s_rank, "rank"},
         {&s_nb_tree, "nb_tree"},         {&s_tree_sweep, "_tree_sweep"},
         {&s_allocate, "allocate"},       {&s_take, "take"},
+        {&s_dirty, "dirty"},             {&s_refresh, "refresh"},
+        {&s_tree, "tree"},               {&s_size, "size"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (*names[i].slot == NULL &&

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import pickle
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,9 +27,10 @@ from hypothesis import strategies as st
 from kernel_helpers import kernel_allowed, require_kernel
 
 from hdeeprm import _native
-from hdeeprm.decision import CorePool, ResourceManager
+from hdeeprm.decision import CorePool, ResourceManager, resource_manager
 from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.decision.change_log import ChangeLog
+from hdeeprm.decision.resource_manager import _RankedTree
 from hdeeprm.decision.resources import MEM_TOL
 
 _module = require_kernel()
@@ -141,12 +144,14 @@ def state(pool: CorePool) -> dict[str, Any]:
 
 
 def _manager_state(rm: ResourceManager) -> Any:
-    """What the resource manager's structures hold (the walks' lists, the fit counts)."""
+    """What the resource manager's structures hold (the walks' lists, the ranked trees'
+    slots, the fit counts)."""
     out = []
     for name, heap in sorted(rm._heaps.items()):
-        if hasattr(heap, "open"):
+        if isinstance(heap, _RankedTree):
             out.append((name, list(heap.open), list(heap.listed), heap.nb_tree))
             out.append((name, list(heap.gained), list(heap.dirty)))
+            out.append((name, heap.tree.size, _exact(heap.tree.tree)))
     return (out, rm.nb_attempts, rm.nb_refused)
 
 
@@ -161,6 +166,8 @@ class Driver:
         #: The operations drawn from (weighted by repetition).
         self.kinds = ["allocate"] * 5 + ["release"] * 3
         self.kinds += ["take_run", "take", "drain", "read", "reset"]
+        #: The core policies allocations are drawn from (weighted by repetition).
+        self.policies = list(CORE_POLICIES)
         self.now = 0.0
         self.ops = 0
 
@@ -181,7 +188,7 @@ class Driver:
         if kind == "allocate":
             res = draw([1, 1, 2, 3, 4, 5, 7, 9, 12])
             mem, mem_bw = draw(MEMS), draw(BANDWIDTHS)
-            policy = draw(list(CORE_POLICIES))
+            policy = draw(self.policies)
             job = f"j{self.ops}"
             got = self.rm.allocate(job, res, mem, mem_bw, policy, self.now)
             want = self.ref_rm.allocate(job, res, mem, mem_bw, policy, self.now)
@@ -246,6 +253,66 @@ def test_native_pool_matches_the_reference(
     driver.check()
     for _ in range(data.draw(st.integers(5, 60))):
         driver.step(lambda choices: data.draw(st.sampled_from(choices)))
+
+
+@contextmanager
+def open_misses(n: int) -> Iterator[None]:
+    """The ranked walk goes on in the tree after ``n`` processors short of memory (both pools
+    read the resource manager's constant): the small platforms drawn here have fewer
+    processors than the default, so their sweeps would never reach the tree."""
+    saved = resource_manager._OPEN_MISSES
+    resource_manager._OPEN_MISSES = n
+    try:
+        yield
+    finally:
+        resource_manager._OPEN_MISSES = saved
+
+
+#: The static-key policies (the ranked tree) drawn most, the others mixed in.
+RANKED_HEAVY = ["high_gflops", "low_power"] * 4 + list(CORE_POLICIES)
+
+
+@PROPERTY
+@given(platforms, st.booleans(), st.integers(0, 2**16), st.integers(1, 3), st.data())
+def test_tree_sweep_matches_the_reference(
+    nodes: list[Any], free_order: bool, seed: int, misses: int, data: st.DataObject
+) -> None:
+    """Allocations whose ranked walk goes on in the tree (the compiled sweep on the native
+    pool, ``_RankedTree._tree_sweep`` on the reference) leave both pools, walks and trees
+    alike."""
+    with open_misses(misses):
+        driver = Driver(nodes, free_order, seed)
+        driver.policies = RANKED_HEAVY
+        driver.check()
+        for _ in range(data.draw(st.integers(5, 60))):
+            driver.step(lambda choices: data.draw(st.sampled_from(choices)))
+
+
+def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random sequences reach the sweep through the tree, and on the native pool it runs
+    in the kernel: the Python sweep is called by the reference pool only, as often as its
+    tree counts sweeps, while both count the same."""
+    calls = {True: 0, False: 0}
+    python_sweep = _RankedTree._tree_sweep
+
+    def counted(tree: _RankedTree, *args: Any) -> int:
+        calls[tree.pool.native] += 1
+        return python_sweep(tree, *args)
+
+    monkeypatch.setattr(_RankedTree, "_tree_sweep", counted)
+    sweeps = 0
+    for seed in range(4):
+        with open_misses(1 + seed % 3):
+            driver = Driver(ricc_like(), seed % 2 == 0, seed)
+            driver.policies = RANKED_HEAVY
+            driver.kinds.remove("reset")
+            draw = random.Random(seed)
+            for _ in range(300):
+                driver.step(draw.choice)
+        trees = [h for h in driver.ref_rm._heaps.values() if isinstance(h, _RankedTree)]
+        sweeps += sum(tree.nb_tree for tree in trees)
+    assert sweeps > 50
+    assert calls == {True: 0, False: sweeps}
 
 
 def _replay(nodes: list[Any], seed: int, steps: int, free_order: bool = True) -> Driver:

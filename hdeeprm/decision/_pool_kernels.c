@@ -1281,9 +1281,9 @@ done:
  * _RankedTree.allocate for ``tree``, a _RankedTree of this pool: the walk of ``tree.open`` in
  * rank order, then the sweep through its tree (tree_sweep), taking the run of each eligible
  * processor with take_run (here, no Python call per processor). Returns how many tasks got a
- * core. The two constants are the resource
- * manager's _OPEN_MISSES and _SORT_BACK, passed as it reads them. Other argument types than
- * the job records' go to the Python. */
+ * core. The two constants are the resource manager's _OPEN_MISSES and _SORT_BACK, passed as
+ * it reads them. Other argument types than the job records' go to the Python; free memory
+ * that is not a float is compared as Python compares it (at_least). */
 static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
                                       Py_ssize_t nargs) {
     if (nargs != 8) {
@@ -1339,8 +1339,11 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
         }
         double spare;
         if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
-        if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
-        if (spare >= need) {
+        PyObject *spare_o = item(self->node_free_mem, node);
+        int fits = spare_o == NULL ? -1 : at_least(spare_o, need, need_o);
+        if (fits < 0) goto done;
+        if (fits) {
+            if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
             Py_ssize_t count = PyList_GET_SIZE(members);
             if (left < count) count = left;
             if (mem > 0.0 && count > 1) count = memory_run(count, spare, mem, need);

@@ -315,6 +315,24 @@ def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == {True: 0, False: sweeps}
 
 
+def test_int_free_memory_compares_as_python() -> None:
+    """Free memory held as ints (Python compares an int and a float exactly, not as the
+    nearest double) gives the walk and the tree sweep of the reference: ``2**60 + 255`` MB
+    is short of ``2.0**60 + 256`` MB, though its nearest double is not."""
+    short, plenty = 2**60 + 255, 2**61
+    with open_misses(1):
+        driver = Driver(ricc_like(), True, 5)
+        for pool, rm in ((driver.pool, driver.rm), (driver.ref, driver.ref_rm)):
+            pool.node_free_mem[:] = [short] * 3 + [plenty] + [short] * 8
+            rm._heap("high_gflops").rebuild()  # the tree's slots: the same ints
+        for step, mem in enumerate([2.0**60 + 256, 2.0**60, 2.0**60 + 256]):
+            job = f"i{step}"
+            got = driver.rm.allocate(job, 6, mem, 0.0, "high_gflops", 1.0)
+            assert got == driver.ref_rm.allocate(job, 6, mem, 0.0, "high_gflops", 1.0)
+            driver.check()
+        assert driver.ref_rm._heap("high_gflops").nb_tree > 0
+
+
 def _replay(nodes: list[Any], seed: int, steps: int, free_order: bool = True) -> Driver:
     draw = random.Random(seed)
     driver = Driver(nodes, free_order, seed)

@@ -79,7 +79,7 @@ typedef struct {
 static PyObject *s_free_count, *s_update, *s_nodes, *s_append, *s_gained, *s_is_enabled_for,
     *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_open,
     *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate,
-    *s_dirty, *s_refresh, *s_tree, *s_size;
+    *s_dirty, *s_tree, *s_size;
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -1160,6 +1160,122 @@ static Py_ssize_t leftmost_from(PyObject *slots, Py_ssize_t size, Py_ssize_t sta
     return i - size;
 }
 
+/* ``a <op> b`` as Python's operator gives it: two floats as C doubles (``==`` too: no identity
+ * shortcut, a NaN is unequal to itself), anything else through the object comparison. 1, 0,
+ * or -1 on error. */
+static inline int compare(PyObject *a, PyObject *b, int op) {
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        switch (op) {
+            case Py_EQ: return x == y;
+            case Py_LT: return x < y;
+            case Py_GT: return x > y;
+            default: return x >= y;
+        }
+    }
+    PyObject *r = PyObject_RichCompare(a, b, op);
+    if (r == NULL) return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* _segment.MaxTree.set_many for one slot: store ``value`` (borrowed) in ``slot``; a value that
+ * grew raises its ancestors up to the first one already at least as large, one that fell
+ * recomputes them from their children until one is unchanged. */
+static int set_slot(PyObject *slots, Py_ssize_t size, Py_ssize_t slot, PyObject *value) {
+    Py_ssize_t i = slot + size;
+    PyObject *old = item(slots, i);
+    if (old == NULL) return -1;
+    Py_INCREF(old);
+    int same = compare(old, value, Py_EQ);
+    int grew = same == 0 ? compare(value, old, Py_GT) : 0;
+    Py_DECREF(old);
+    if (same < 0 || grew < 0) return -1;
+    if (same) return 0;
+    if (set_borrowed(slots, i, value) < 0) return -1;
+    i >>= 1;
+    if (grew) {
+        while (i) {
+            PyObject *v = item(slots, i);
+            int lower = v == NULL ? -1 : compare(v, value, Py_LT);
+            if (lower < 0) return -1;
+            if (!lower) break;
+            if (set_borrowed(slots, i, value) < 0) return -1;
+            i >>= 1;
+        }
+        return 0;
+    }
+    while (i) {
+        PyObject *left = item(slots, 2 * i), *right = item(slots, 2 * i + 1), *v = item(slots, i);
+        if (left == NULL || right == NULL || v == NULL) return -1;
+        Py_INCREF(left);
+        Py_INCREF(right);
+        Py_INCREF(v);
+        int ge = compare(left, right, Py_GE);
+        PyObject *best = ge > 0 ? left : right;
+        int same_best = ge < 0 ? -1 : compare(v, best, Py_EQ);
+        int rc = same_best < 0 ? -1 : same_best ? 1 : set_borrowed(slots, i, best);
+        Py_DECREF(left);
+        Py_DECREF(right);
+        Py_DECREF(v);
+        if (rc != 0) return rc < 0 ? -1 : 0;
+        i >>= 1;
+    }
+    return 0;
+}
+
+/* _RankedTree.refresh: the slot of every processor in ``dirty`` (its node's free memory, or
+ * -inf when it has no free core) written, in the set's order, once all are read; then
+ * ``dirty`` is cleared, as the Python does before its set_many. */
+static int refresh_tree(PoolObject *self, PyObject *tree, PyObject *dirty, PyObject *slots,
+                        Py_ssize_t size) {
+    PyObject *rank = PyObject_GetAttr(tree, s_rank), *iter = NULL, *pairs = NULL, *p;
+    int ok = -1;
+    if (rank == NULL) return -1;
+    if (!PyList_Check(rank)) {
+        PyErr_SetString(PyExc_TypeError, "tree.rank must be a list");
+        goto done;
+    }
+    /* pairs: slot, value, slot, value, ... */
+    if ((pairs = PyList_New(0)) == NULL || (iter = PyObject_GetIter(dirty)) == NULL) goto done;
+    while ((p = PyIter_Next(iter)) != NULL) {
+        Py_ssize_t proc = PyLong_AsSsize_t(p), r, node;
+        Py_DECREF(p);
+        if (proc == -1 && PyErr_Occurred()) goto done;
+        if (get_ssize(rank, proc, &r) < 0) goto done;
+        if (r < 0) continue;
+        PyObject *free = item(self->proc_free, proc), *value;
+        if (free == NULL) goto done;
+        int has = PyObject_IsTrue(free);
+        if (has < 0) goto done;
+        if (has) {
+            if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
+            if ((value = item(self->node_free_mem, node)) == NULL) goto done;
+            Py_INCREF(value);
+        } else if ((value = PyFloat_FromDouble(-Py_HUGE_VAL)) == NULL) {
+            goto done;
+        }
+        PyObject *slot = PyLong_FromSsize_t(r);
+        int rc = slot == NULL ? -1 : PyList_Append(pairs, slot);
+        if (rc == 0) rc = PyList_Append(pairs, value);
+        Py_XDECREF(slot);
+        Py_DECREF(value);
+        if (rc < 0) goto done;
+    }
+    if (PyErr_Occurred() || PySet_Clear(dirty) < 0) goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pairs); k += 2) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(pairs, k));
+        if (set_slot(slots, size, slot, PyList_GET_ITEM(pairs, k + 1)) < 0) goto done;
+    }
+    ok = 0;
+done:
+    Py_DECREF(rank);
+    Py_XDECREF(iter);
+    Py_XDECREF(pairs);
+    return ok;
+}
+
 /* ``tree.nb_tree += 1`` */
 static int count_tree_sweep(PyObject *tree) {
     PyObject *nb = PyObject_GetAttr(tree, s_nb_tree);
@@ -1194,8 +1310,8 @@ static int python_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_s
 }
 
 /* ``tree.nb_tree += 1; left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``:
- * _RankedTree._tree_sweep, here: the tree brought up to date (``tree.refresh()``, a Python
- * call, only when ``tree.dirty`` holds processors), then the walk over its slots with
+ * _RankedTree._tree_sweep, here: the tree brought up to date (refresh_tree, only when
+ * ``tree.dirty`` holds processors), then the walk over its slots with
  * MaxTree.leftmost_from's descent, each processor it offers checked against the pool, its
  * run taken with take_run (no Python call per processor) and a processor found ineligible
  * added to ``tree.dirty``. A tree whose parts are not a set, a MaxTree's list of 2 * size
@@ -1212,11 +1328,6 @@ static int tree_sweep(PoolObject *self, PyObject *tree, PyObject *order, Py_ssiz
         ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
         goto done;
     }
-    if (PySet_GET_SIZE(dirty)) { /* self.refresh(): a no-op when nothing is dirty */
-        PyObject *r = PyObject_CallMethodNoArgs(tree, s_refresh);
-        if (r == NULL) goto done;
-        Py_DECREF(r);
-    }
     if ((segment = PyObject_GetAttr(tree, s_tree)) == NULL) goto done;
     if ((slots = PyObject_GetAttr(segment, s_tree)) == NULL) goto done;
     if ((size_o = PyObject_GetAttr(segment, s_size)) == NULL) goto done;
@@ -1226,6 +1337,8 @@ static int tree_sweep(PoolObject *self, PyObject *tree, PyObject *order, Py_ssiz
         ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
         goto done;
     }
+    /* self.refresh(): a no-op when nothing is dirty */
+    if (PySet_GET_SIZE(dirty) && refresh_tree(self, tree, dirty, slots, size) < 0) goto done;
     double mem = PyFloat_AS_DOUBLE(mem_o), need = PyFloat_AS_DOUBLE(need_o);
     Py_ssize_t tasks = *left;
     Py_ssize_t r = leftmost_from(slots, size, start, need, need_o);
@@ -1869,8 +1982,8 @@ static int intern_names(void) {
         {&s_order, "order"},             {&s_rank, "rank"},
         {&s_nb_tree, "nb_tree"},         {&s_tree_sweep, "_tree_sweep"},
         {&s_allocate, "allocate"},       {&s_take, "take"},
-        {&s_dirty, "dirty"},             {&s_refresh, "refresh"},
-        {&s_tree, "tree"},               {&s_size, "size"},
+        {&s_dirty, "dirty"},             {&s_tree, "tree"},
+        {&s_size, "size"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (*names[i].slot == NULL &&

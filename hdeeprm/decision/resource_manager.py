@@ -521,9 +521,10 @@ class _RankedTree:
 
         The reference of the compiled sweep (``tree_sweep`` in ``_pool_kernels.c``, reached
         through ``Pool.ranked_allocate`` on a native pool), which reads :attr:`tree`'s slots
-        directly, so that a native pool's ranked allocation makes no Python call per processor
-        the tree offers (only :meth:`refresh`, when processors are dirty). Changes here go
-        there too; the kernel's property tests compare both."""
+        directly and refreshes it as :meth:`refresh` does (``refresh_tree``), so that a native
+        pool's ranked allocation makes no Python call per sweep or per processor the tree
+        offers. Changes here, in :meth:`refresh` or in :meth:`MaxTree.set_many` go there too;
+        the kernel's property tests compare both, the tree's slots included."""
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node

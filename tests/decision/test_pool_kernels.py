@@ -290,16 +290,23 @@ def test_tree_sweep_matches_the_reference(
 
 def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The random sequences reach the sweep through the tree, and on the native pool it runs
-    in the kernel: the Python sweep is called by the reference pool only, as often as its
-    tree counts sweeps, while both count the same."""
+    in the kernel, the tree's refresh included: the Python sweep is called by the reference
+    pool only, as often as its tree counts sweeps, while both count the same, and the
+    native pool's trees are never refreshed in Python."""
     calls = {True: 0, False: 0}
-    python_sweep = _RankedTree._tree_sweep
+    refreshes = {True: 0, False: 0}
+    python_sweep, python_refresh = _RankedTree._tree_sweep, _RankedTree.refresh
 
     def counted(tree: _RankedTree, *args: Any) -> int:
         calls[tree.pool.native] += 1
         return python_sweep(tree, *args)
 
+    def counted_refresh(tree: _RankedTree) -> None:
+        refreshes[tree.pool.native] += 1
+        python_refresh(tree)
+
     monkeypatch.setattr(_RankedTree, "_tree_sweep", counted)
+    monkeypatch.setattr(_RankedTree, "refresh", counted_refresh)
     sweeps = 0
     for seed in range(4):
         with open_misses(1 + seed % 3):
@@ -313,6 +320,7 @@ def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
         sweeps += sum(tree.nb_tree for tree in trees)
     assert sweeps > 50
     assert calls == {True: 0, False: sweeps}
+    assert refreshes[True] == 0 and refreshes[False] >= sweeps
 
 
 def test_int_free_memory_compares_as_python() -> None:

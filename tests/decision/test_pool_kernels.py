@@ -323,6 +323,38 @@ def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     assert refreshes[True] == 0 and refreshes[False] >= sweeps
 
 
+def test_a_tree_of_other_parts_sweeps_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree whose dirty processors are not a plain set is swept by the Python sweep on the
+    native pool too, with the same results."""
+
+    class Dirty(set[int]):
+        pass
+
+    calls = {True: 0, False: 0}
+    python_sweep = _RankedTree._tree_sweep
+
+    def counted(tree: _RankedTree, *args: Any) -> int:
+        calls[tree.pool.native] += 1
+        return python_sweep(tree, *args)
+
+    monkeypatch.setattr(_RankedTree, "_tree_sweep", counted)
+    with open_misses(1):
+        driver = Driver(ricc_like(), True, 11)
+        for pool, rm in ((driver.pool, driver.rm), (driver.ref, driver.ref_rm)):
+            tree = rm._heap("low_power")
+            assert isinstance(tree, _RankedTree)
+            dirty = Dirty(tree.dirty)
+            for listeners in (pool.gain_listeners, pool.node_gain_listeners):
+                listeners[:] = [dirty if x is tree.dirty else x for x in listeners]
+            tree.dirty = dirty
+        driver.policies = ["low_power"]
+        driver.kinds.remove("reset")
+        draw = random.Random(11)
+        for _ in range(200):
+            driver.step(draw.choice)
+    assert calls[True] > 0 and calls[True] == calls[False]
+
+
 def test_int_free_memory_compares_as_python() -> None:
     """Free memory held as ints (Python compares an int and a float exactly, not as the
     nearest double) gives the walk and the tree sweep of the reference: ``2**60 + 255`` MB

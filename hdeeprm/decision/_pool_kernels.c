@@ -78,7 +78,8 @@ typedef struct {
 /* Interned attribute and method names, created at module init (immutable). */
 static PyObject *s_free_count, *s_update, *s_nodes, *s_append, *s_gained, *s_is_enabled_for,
     *s_procs, *s_starts, *s_ends, *s_take_run, *s_release, *s_settle_taken, *s_open,
-    *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate;
+    *s_listed, *s_gained_set, *s_take, *s_order, *s_rank, *s_nb_tree, *s_tree_sweep, *s_allocate,
+    *s_dirty, *s_tree, *s_size;
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -1121,11 +1122,162 @@ done:
     return ok;
 }
 
-/* ``tree.nb_tree += 1; left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``:
- * the rest of the sweep, in Python (its tree search is MaxTree's), which calls back into
- * take_run through the pool. */
-static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssize_t *left,
-                      PyObject *mem_o, PyObject *bw_o, PyObject *taken) {
+/* ``value >= threshold`` as Python compares them: a float as a C double (the same IEEE
+ * comparison: NaN never, -inf only with -inf), anything else through the object comparison
+ * (an int is compared exactly, not as its nearest double). 1, 0, or -1 on error. */
+static inline int at_least(PyObject *value, double threshold, PyObject *threshold_o) {
+    if (PyFloat_CheckExact(value)) return PyFloat_AS_DOUBLE(value) >= threshold;
+    return PyObject_RichCompareBool(value, threshold_o, Py_GE);
+}
+
+/* _segment.MaxTree.leftmost_from(start, threshold) on the tree's list ``slots`` (2 * size
+ * values, the root at 1): the lowest slot >= start whose value is >= threshold, -1 for None,
+ * -2 on error. */
+static Py_ssize_t leftmost_from(PyObject *slots, Py_ssize_t size, Py_ssize_t start,
+                                double threshold, PyObject *threshold_o) {
+    if (start >= size) return -1;
+    Py_ssize_t i = start + size;
+    PyObject *v = item(slots, i);
+    int ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+    if (ge < 0) return -2;
+    if (ge) return start;
+    while (1) {
+        while (i & 1) i >>= 1; /* a right child: its right neighbour is under an ancestor */
+        if (!i) return -1;
+        i += 1;
+        v = item(slots, i);
+        ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+        if (ge < 0) return -2;
+        if (ge) break;
+    }
+    while (i < size) {
+        i *= 2;
+        v = item(slots, i);
+        ge = v == NULL ? -1 : at_least(v, threshold, threshold_o);
+        if (ge < 0) return -2;
+        if (!ge) i += 1;
+    }
+    return i - size;
+}
+
+/* ``a <op> b`` as Python's operator gives it: two floats as C doubles (``==`` too: no identity
+ * shortcut, a NaN is unequal to itself), anything else through the object comparison. 1, 0,
+ * or -1 on error. */
+static inline int compare(PyObject *a, PyObject *b, int op) {
+    if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+        double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+        switch (op) {
+            case Py_EQ: return x == y;
+            case Py_LT: return x < y;
+            case Py_GT: return x > y;
+            default: return x >= y;
+        }
+    }
+    PyObject *r = PyObject_RichCompare(a, b, op);
+    if (r == NULL) return -1;
+    int t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* _segment.MaxTree.set_many for one slot: store ``value`` (borrowed) in ``slot``; a value that
+ * grew raises its ancestors up to the first one already at least as large, one that fell
+ * recomputes them from their children until one is unchanged. */
+static int set_slot(PyObject *slots, Py_ssize_t size, Py_ssize_t slot, PyObject *value) {
+    Py_ssize_t i = slot + size;
+    PyObject *old = item(slots, i);
+    if (old == NULL) return -1;
+    Py_INCREF(old);
+    int same = compare(old, value, Py_EQ);
+    int grew = same == 0 ? compare(value, old, Py_GT) : 0;
+    Py_DECREF(old);
+    if (same < 0 || grew < 0) return -1;
+    if (same) return 0;
+    if (set_borrowed(slots, i, value) < 0) return -1;
+    i >>= 1;
+    if (grew) {
+        while (i) {
+            PyObject *v = item(slots, i);
+            int lower = v == NULL ? -1 : compare(v, value, Py_LT);
+            if (lower < 0) return -1;
+            if (!lower) break;
+            if (set_borrowed(slots, i, value) < 0) return -1;
+            i >>= 1;
+        }
+        return 0;
+    }
+    while (i) {
+        PyObject *left = item(slots, 2 * i), *right = item(slots, 2 * i + 1), *v = item(slots, i);
+        if (left == NULL || right == NULL || v == NULL) return -1;
+        Py_INCREF(left);
+        Py_INCREF(right);
+        Py_INCREF(v);
+        int ge = compare(left, right, Py_GE);
+        PyObject *best = ge > 0 ? left : right;
+        int same_best = ge < 0 ? -1 : compare(v, best, Py_EQ);
+        int rc = same_best < 0 ? -1 : same_best ? 1 : set_borrowed(slots, i, best);
+        Py_DECREF(left);
+        Py_DECREF(right);
+        Py_DECREF(v);
+        if (rc != 0) return rc < 0 ? -1 : 0;
+        i >>= 1;
+    }
+    return 0;
+}
+
+/* _RankedTree.refresh: the slot of every processor in ``dirty`` (its node's free memory, or
+ * -inf when it has no free core) written, in the set's order, once all are read; then
+ * ``dirty`` is cleared, as the Python does before its set_many. */
+static int refresh_tree(PoolObject *self, PyObject *tree, PyObject *dirty, PyObject *slots,
+                        Py_ssize_t size) {
+    PyObject *rank = PyObject_GetAttr(tree, s_rank), *iter = NULL, *pairs = NULL, *p;
+    int ok = -1;
+    if (rank == NULL) return -1;
+    if (!PyList_Check(rank)) {
+        PyErr_SetString(PyExc_TypeError, "tree.rank must be a list");
+        goto done;
+    }
+    /* pairs: slot, value, slot, value, ... */
+    if ((pairs = PyList_New(0)) == NULL || (iter = PyObject_GetIter(dirty)) == NULL) goto done;
+    while ((p = PyIter_Next(iter)) != NULL) {
+        Py_ssize_t proc = PyLong_AsSsize_t(p), r, node;
+        Py_DECREF(p);
+        if (proc == -1 && PyErr_Occurred()) goto done;
+        if (get_ssize(rank, proc, &r) < 0) goto done;
+        if (r < 0) continue;
+        PyObject *free = item(self->proc_free, proc), *value;
+        if (free == NULL) goto done;
+        int has = PyObject_IsTrue(free);
+        if (has < 0) goto done;
+        if (has) {
+            if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
+            if ((value = item(self->node_free_mem, node)) == NULL) goto done;
+            Py_INCREF(value);
+        } else if ((value = PyFloat_FromDouble(-Py_HUGE_VAL)) == NULL) {
+            goto done;
+        }
+        PyObject *slot = PyLong_FromSsize_t(r);
+        int rc = slot == NULL ? -1 : PyList_Append(pairs, slot);
+        if (rc == 0) rc = PyList_Append(pairs, value);
+        Py_XDECREF(slot);
+        Py_DECREF(value);
+        if (rc < 0) goto done;
+    }
+    if (PyErr_Occurred() || PySet_Clear(dirty) < 0) goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pairs); k += 2) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyList_GET_ITEM(pairs, k));
+        if (set_slot(slots, size, slot, PyList_GET_ITEM(pairs, k + 1)) < 0) goto done;
+    }
+    ok = 0;
+done:
+    Py_DECREF(rank);
+    Py_XDECREF(iter);
+    Py_XDECREF(pairs);
+    return ok;
+}
+
+/* ``tree.nb_tree += 1`` */
+static int count_tree_sweep(PyObject *tree) {
     PyObject *nb = PyObject_GetAttr(tree, s_nb_tree);
     if (nb == NULL) return -1;
     PyObject *one = PyLong_FromLong(1);
@@ -1135,7 +1287,13 @@ static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssi
     if (next == NULL) return -1;
     int rc = PyObject_SetAttr(tree, s_nb_tree, next);
     Py_DECREF(next);
-    if (rc < 0) return -1;
+    return rc;
+}
+
+/* ``left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``: the Python sweep,
+ * for a tree whose parts are not the lists and set tree_sweep reads. */
+static int python_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssize_t *left,
+                        PyObject *mem_o, PyObject *bw_o, PyObject *taken) {
     PyObject *from = PyLong_FromSsize_t(start), *tasks = PyLong_FromSsize_t(*left);
     PyObject *r = from == NULL || tasks == NULL
                       ? NULL
@@ -1151,12 +1309,94 @@ static int tree_sweep(PyObject *tree, Py_ssize_t start, PyObject *job_id, Py_ssi
     return 0;
 }
 
+/* ``tree.nb_tree += 1; left = tree._tree_sweep(start, job_id, left, mem, mem_bw, taken)``:
+ * _RankedTree._tree_sweep, here: the tree brought up to date (refresh_tree, only when
+ * ``tree.dirty`` holds processors), then the walk over its slots with
+ * MaxTree.leftmost_from's descent, each processor it offers checked against the pool, its
+ * run taken with take_run (no Python call per processor) and a processor found ineligible
+ * added to ``tree.dirty``. A tree whose parts are not a set, a MaxTree's list of 2 * size
+ * slots and an int size goes to the Python sweep, before anything changed. */
+static int tree_sweep(PoolObject *self, PyObject *tree, PyObject *order, Py_ssize_t start,
+                      PyObject *job_id, Py_ssize_t *left, PyObject *mem_o, PyObject *bw_o,
+                      PyObject *need_o, PyObject *taken) {
+    if (count_tree_sweep(tree) < 0) return -1;
+    PyObject *dirty = PyObject_GetAttr(tree, s_dirty), *segment = NULL, *slots = NULL;
+    PyObject *size_o = NULL;
+    int ok = -1;
+    if (dirty == NULL) return -1;
+    if (!PySet_CheckExact(dirty)) {
+        ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
+        goto done;
+    }
+    if ((segment = PyObject_GetAttr(tree, s_tree)) == NULL) goto done;
+    if ((slots = PyObject_GetAttr(segment, s_tree)) == NULL) goto done;
+    if ((size_o = PyObject_GetAttr(segment, s_size)) == NULL) goto done;
+    Py_ssize_t size = PyLong_CheckExact(size_o) ? PyLong_AsSsize_t(size_o) : -1;
+    if (size == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (!PyList_CheckExact(slots) || size < 1 || PyList_GET_SIZE(slots) != 2 * size) {
+        ok = python_sweep(tree, start, job_id, left, mem_o, bw_o, taken);
+        goto done;
+    }
+    /* self.refresh(): a no-op when nothing is dirty */
+    if (PySet_GET_SIZE(dirty) && refresh_tree(self, tree, dirty, slots, size) < 0) goto done;
+    double mem = PyFloat_AS_DOUBLE(mem_o), need = PyFloat_AS_DOUBLE(need_o);
+    Py_ssize_t tasks = *left;
+    Py_ssize_t r = leftmost_from(slots, size, start, need, need_o);
+    while (r >= 0) {
+        PyObject *proc_o = item(order, r);
+        if (proc_o == NULL) goto done;
+        Py_ssize_t proc = PyLong_AsSsize_t(proc_o), node;
+        if (proc == -1 && PyErr_Occurred()) goto done;
+        PyObject *members = item(self->proc_free, proc);
+        if (members == NULL) goto done;
+        if (!PyList_Check(members)) {
+            PyErr_SetString(PyExc_TypeError, "proc_free must hold lists");
+            goto done;
+        }
+        if (PyList_GET_SIZE(members)) {
+            if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
+            PyObject *spare_o = item(self->node_free_mem, node);
+            int fits = spare_o == NULL ? -1 : at_least(spare_o, need, need_o);
+            if (fits < 0) goto done;
+            if (fits) {
+                double spare;
+                if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
+                Py_ssize_t count = PyList_GET_SIZE(members);
+                if (tasks < count) count = tasks;
+                if (mem > 0.0 && count > 1) count = memory_run(count, spare, mem, need);
+                Py_INCREF(proc_o);
+                PyObject *cores = take_run_impl(self, proc, count, job_id, mem_o, bw_o);
+                int rc = cores == NULL ? -1 : PyDict_SetItem(taken, proc_o, cores);
+                Py_XDECREF(cores);
+                Py_DECREF(proc_o);
+                if (rc < 0) goto done;
+                tasks -= count;
+                if (!tasks) break;
+                r = leftmost_from(slots, size, r + 1, need, need_o);
+                continue;
+            }
+        }
+        if (PySet_Add(dirty, proc_o) < 0) goto done;
+        r = leftmost_from(slots, size, r + 1, need, need_o);
+    }
+    if (r == -2) goto done;
+    *left = tasks;
+    ok = 0;
+done:
+    Py_DECREF(dirty);
+    Py_XDECREF(segment);
+    Py_XDECREF(slots);
+    Py_XDECREF(size_o);
+    return ok;
+}
+
 /* Pool.ranked_allocate(tree, job_id, res, mem, mem_bw, taken, open_misses, sort_back):
  * _RankedTree.allocate for ``tree``, a _RankedTree of this pool: the walk of ``tree.open`` in
- * rank order, taking the run of each eligible processor with take_run (here, no Python call
- * per processor). Returns how many tasks got a core. The two constants are the resource
- * manager's _OPEN_MISSES and _SORT_BACK, passed as it reads them. Other argument types than
- * the job records' go to the Python. */
+ * rank order, then the sweep through its tree (tree_sweep), taking the run of each eligible
+ * processor with take_run (here, no Python call per processor). Returns how many tasks got a
+ * core. The two constants are the resource manager's _OPEN_MISSES and _SORT_BACK, passed as
+ * it reads them. Other argument types than the job records' go to the Python; free memory
+ * that is not a float is compared as Python compares it (at_least). */
 static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
                                       Py_ssize_t nargs) {
     if (nargs != 8) {
@@ -1181,7 +1421,7 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
     PyObject *ranks = PyObject_GetAttr(tree, s_open);
     PyObject *listed = ranks == NULL ? NULL : PyObject_GetAttr(tree, s_listed);
     PyObject *order = listed == NULL ? NULL : PyObject_GetAttr(tree, s_order);
-    PyObject *result = NULL;
+    PyObject *result = NULL, *need_o = NULL;
     if (order == NULL) goto done;
     if (!PyList_Check(ranks) || !PyList_Check(listed) || !PyList_Check(order)) {
         PyErr_SetString(PyExc_TypeError, "tree.open, tree.listed and tree.order must be lists");
@@ -1190,6 +1430,7 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
     if (merge_gained(self, tree, ranks, listed, sort_back) < 0) goto done;
     double mem = PyFloat_AS_DOUBLE(mem_o);
     double need = mem - MEM_TOL;
+    if ((need_o = PyFloat_FromDouble(need)) == NULL) goto done;
     Py_ssize_t left = res, misses = open_misses, i = 0;
     while (i < PyList_GET_SIZE(ranks)) {
         Py_ssize_t r = PyLong_AsSsize_t(PyList_GET_ITEM(ranks, i)), proc, node;
@@ -1211,8 +1452,11 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
         }
         double spare;
         if (get_ssize(self->proc_node, proc, &node) < 0) goto done;
-        if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
-        if (spare >= need) {
+        PyObject *spare_o = item(self->node_free_mem, node);
+        int fits = spare_o == NULL ? -1 : at_least(spare_o, need, need_o);
+        if (fits < 0) goto done;
+        if (fits) {
+            if (get_double(self->node_free_mem, node, &spare) < 0) goto done;
             Py_ssize_t count = PyList_GET_SIZE(members);
             if (left < count) count = left;
             if (mem > 0.0 && count > 1) count = memory_run(count, spare, mem, need);
@@ -1237,13 +1481,16 @@ static PyObject *Pool_ranked_allocate(PoolObject *self, PyObject *const *args,
         }
         misses -= 1;
         if (!misses) {
-            if (tree_sweep(tree, r + 1, job_id, &left, mem_o, bw_o, taken) < 0) goto done;
+            if (tree_sweep(self, tree, order, r + 1, job_id, &left, mem_o, bw_o, need_o,
+                           taken) < 0)
+                goto done;
             break;
         }
         i += 1;
     }
     result = PyLong_FromSsize_t(res - left);
 done:
+    Py_XDECREF(need_o);
     Py_XDECREF(ranks);
     Py_XDECREF(listed);
     Py_XDECREF(order);
@@ -1735,6 +1982,8 @@ static int intern_names(void) {
         {&s_order, "order"},             {&s_rank, "rank"},
         {&s_nb_tree, "nb_tree"},         {&s_tree_sweep, "_tree_sweep"},
         {&s_allocate, "allocate"},       {&s_take, "take"},
+        {&s_dirty, "dirty"},             {&s_tree, "tree"},
+        {&s_size, "size"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (*names[i].slot == NULL &&

@@ -517,7 +517,14 @@ class _RankedTree:
         The tree is brought up to date first; cores taken since (this sweep's) only make its
         values too high, so it never skips an eligible processor, and a processor it offers is
         checked against the pool before use (and marked for the next refresh when it no
-        longer qualifies)."""
+        longer qualifies).
+
+        The reference of the compiled sweep (``tree_sweep`` in ``_pool_kernels.c``, reached
+        through ``Pool.ranked_allocate`` on a native pool), which reads :attr:`tree`'s slots
+        directly and refreshes it as :meth:`refresh` does (``refresh_tree``), so that a native
+        pool's ranked allocation makes no Python call per sweep or per processor the tree
+        offers. Changes here, in :meth:`refresh` or in :meth:`MaxTree.set_many` go there too;
+        the kernel's property tests compare both, the tree's slots included."""
         self.refresh()
         pool, tree, order = self.pool, self.tree, self.order
         free, node_free_mem, proc_node = pool.proc_free, pool.node_free_mem, pool.proc_node

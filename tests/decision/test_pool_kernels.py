@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import pickle
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,9 +27,10 @@ from hypothesis import strategies as st
 from kernel_helpers import kernel_allowed, require_kernel
 
 from hdeeprm import _native
-from hdeeprm.decision import CorePool, ResourceManager
+from hdeeprm.decision import CorePool, ResourceManager, resource_manager
 from hdeeprm.decision.actions import CORE_POLICIES
 from hdeeprm.decision.change_log import ChangeLog
+from hdeeprm.decision.resource_manager import _RankedTree
 from hdeeprm.decision.resources import MEM_TOL
 
 _module = require_kernel()
@@ -141,12 +144,14 @@ def state(pool: CorePool) -> dict[str, Any]:
 
 
 def _manager_state(rm: ResourceManager) -> Any:
-    """What the resource manager's structures hold (the walks' lists, the fit counts)."""
+    """What the resource manager's structures hold (the walks' lists, the ranked trees'
+    slots, the fit counts)."""
     out = []
     for name, heap in sorted(rm._heaps.items()):
-        if hasattr(heap, "open"):
+        if isinstance(heap, _RankedTree):
             out.append((name, list(heap.open), list(heap.listed), heap.nb_tree))
             out.append((name, list(heap.gained), list(heap.dirty)))
+            out.append((name, heap.tree.size, _exact(heap.tree.tree)))
     return (out, rm.nb_attempts, rm.nb_refused)
 
 
@@ -161,6 +166,8 @@ class Driver:
         #: The operations drawn from (weighted by repetition).
         self.kinds = ["allocate"] * 5 + ["release"] * 3
         self.kinds += ["take_run", "take", "drain", "read", "reset"]
+        #: The core policies allocations are drawn from (weighted by repetition).
+        self.policies = list(CORE_POLICIES)
         self.now = 0.0
         self.ops = 0
 
@@ -181,7 +188,7 @@ class Driver:
         if kind == "allocate":
             res = draw([1, 1, 2, 3, 4, 5, 7, 9, 12])
             mem, mem_bw = draw(MEMS), draw(BANDWIDTHS)
-            policy = draw(list(CORE_POLICIES))
+            policy = draw(self.policies)
             job = f"j{self.ops}"
             got = self.rm.allocate(job, res, mem, mem_bw, policy, self.now)
             want = self.ref_rm.allocate(job, res, mem, mem_bw, policy, self.now)
@@ -246,6 +253,124 @@ def test_native_pool_matches_the_reference(
     driver.check()
     for _ in range(data.draw(st.integers(5, 60))):
         driver.step(lambda choices: data.draw(st.sampled_from(choices)))
+
+
+@contextmanager
+def open_misses(n: int) -> Iterator[None]:
+    """The ranked walk goes on in the tree after ``n`` processors short of memory (both pools
+    read the resource manager's constant): the small platforms drawn here have fewer
+    processors than the default, so their sweeps would never reach the tree."""
+    saved = resource_manager._OPEN_MISSES
+    resource_manager._OPEN_MISSES = n
+    try:
+        yield
+    finally:
+        resource_manager._OPEN_MISSES = saved
+
+
+#: The static-key policies (the ranked tree) drawn most, the others mixed in.
+RANKED_HEAVY = ["high_gflops", "low_power"] * 4 + list(CORE_POLICIES)
+
+
+@PROPERTY
+@given(platforms, st.booleans(), st.integers(0, 2**16), st.integers(1, 3), st.data())
+def test_tree_sweep_matches_the_reference(
+    nodes: list[Any], free_order: bool, seed: int, misses: int, data: st.DataObject
+) -> None:
+    """Allocations whose ranked walk goes on in the tree (the compiled sweep on the native
+    pool, ``_RankedTree._tree_sweep`` on the reference) leave both pools, walks and trees
+    alike."""
+    with open_misses(misses):
+        driver = Driver(nodes, free_order, seed)
+        driver.policies = RANKED_HEAVY
+        driver.check()
+        for _ in range(data.draw(st.integers(5, 60))):
+            driver.step(lambda choices: data.draw(st.sampled_from(choices)))
+
+
+def test_the_tree_sweep_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random sequences reach the sweep through the tree, and on the native pool it runs
+    in the kernel, the tree's refresh included: the Python sweep is called by the reference
+    pool only, as often as its tree counts sweeps, while both count the same, and the
+    native pool's trees are never refreshed in Python."""
+    calls = {True: 0, False: 0}
+    refreshes = {True: 0, False: 0}
+    python_sweep, python_refresh = _RankedTree._tree_sweep, _RankedTree.refresh
+
+    def counted(tree: _RankedTree, *args: Any) -> int:
+        calls[tree.pool.native] += 1
+        return python_sweep(tree, *args)
+
+    def counted_refresh(tree: _RankedTree) -> None:
+        refreshes[tree.pool.native] += 1
+        python_refresh(tree)
+
+    monkeypatch.setattr(_RankedTree, "_tree_sweep", counted)
+    monkeypatch.setattr(_RankedTree, "refresh", counted_refresh)
+    sweeps = 0
+    for seed in range(4):
+        with open_misses(1 + seed % 3):
+            driver = Driver(ricc_like(), seed % 2 == 0, seed)
+            driver.policies = RANKED_HEAVY
+            driver.kinds.remove("reset")
+            draw = random.Random(seed)
+            for _ in range(300):
+                driver.step(draw.choice)
+        trees = [h for h in driver.ref_rm._heaps.values() if isinstance(h, _RankedTree)]
+        sweeps += sum(tree.nb_tree for tree in trees)
+    assert sweeps > 50
+    assert calls == {True: 0, False: sweeps}
+    assert refreshes[True] == 0 and refreshes[False] >= sweeps
+
+
+def test_a_tree_of_other_parts_sweeps_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree whose dirty processors are not a plain set is swept by the Python sweep on the
+    native pool too, with the same results."""
+
+    class Dirty(set[int]):
+        pass
+
+    calls = {True: 0, False: 0}
+    python_sweep = _RankedTree._tree_sweep
+
+    def counted(tree: _RankedTree, *args: Any) -> int:
+        calls[tree.pool.native] += 1
+        return python_sweep(tree, *args)
+
+    monkeypatch.setattr(_RankedTree, "_tree_sweep", counted)
+    with open_misses(1):
+        driver = Driver(ricc_like(), True, 11)
+        for pool, rm in ((driver.pool, driver.rm), (driver.ref, driver.ref_rm)):
+            tree = rm._heap("low_power")
+            assert isinstance(tree, _RankedTree)
+            dirty = Dirty(tree.dirty)
+            for listeners in (pool.gain_listeners, pool.node_gain_listeners):
+                listeners[:] = [dirty if x is tree.dirty else x for x in listeners]
+            tree.dirty = dirty
+        driver.policies = ["low_power"]
+        driver.kinds.remove("reset")
+        draw = random.Random(11)
+        for _ in range(200):
+            driver.step(draw.choice)
+    assert calls[True] > 0 and calls[True] == calls[False]
+
+
+def test_int_free_memory_compares_as_python() -> None:
+    """Free memory held as ints (Python compares an int and a float exactly, not as the
+    nearest double) gives the walk and the tree sweep of the reference: ``2**60 + 255`` MB
+    is short of ``2.0**60 + 256`` MB, though its nearest double is not."""
+    short, plenty = 2**60 + 255, 2**61
+    with open_misses(1):
+        driver = Driver(ricc_like(), True, 5)
+        for pool, rm in ((driver.pool, driver.rm), (driver.ref, driver.ref_rm)):
+            pool.node_free_mem[:] = [short] * 3 + [plenty] + [short] * 8
+            rm._heap("high_gflops").rebuild()  # the tree's slots: the same ints
+        for step, mem in enumerate([2.0**60 + 256, 2.0**60, 2.0**60 + 256]):
+            job = f"i{step}"
+            got = driver.rm.allocate(job, 6, mem, 0.0, "high_gflops", 1.0)
+            assert got == driver.ref_rm.allocate(job, 6, mem, 0.0, "high_gflops", 1.0)
+            driver.check()
+        assert driver.ref_rm._heap("high_gflops").nb_tree > 0
 
 
 def _replay(nodes: list[Any], seed: int, steps: int, free_order: bool = True) -> Driver:

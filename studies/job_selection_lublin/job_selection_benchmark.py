@@ -209,10 +209,9 @@ def train_hdeeprm(inputs, backfill: bool, args):
     return agent.act, wall, cpu, agent.global_step
 
 
-def warm_start(agent, inputs, backfill: bool, args) -> str:
-    """Clone ``args.warm_start``'s picks on ``args.warm_windows`` training windows (drawn by
-    seeds of their own) into ``agent``'s job selector; a line saying how well it agrees."""
-    env = JobSelectionEnv(
+def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
+    """A job selection environment drawing training windows, as the options ask."""
+    return JobSelectionEnv(
         inputs=inputs,
         split="train",
         backfill=backfill,
@@ -220,6 +219,12 @@ def warm_start(agent, inputs, backfill: bool, args) -> str:
         log_features=args.log_features,
         rlscheduler=args.rlscheduler,
     )
+
+
+def warm_start(agent, inputs, backfill: bool, args) -> str:
+    """Clone ``args.warm_start``'s picks on ``args.warm_windows`` training windows (drawn by
+    seeds of their own) into ``agent``'s job selector; a line saying how well it agrees."""
+    env = training_env(inputs, backfill, args)
     seeds = range(10_000 + 100 * args.seed, 10_000 + 100 * args.seed + args.warm_windows)
     demos = picker_demonstrations(env, HeuristicPicker(args.warm_start), seeds)
     env.close()
@@ -242,14 +247,7 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
 
     def factory(i: int):
         def make():
-            env = JobSelectionEnv(
-                inputs=inputs,
-                split="train",
-                backfill=backfill,
-                queue_slots=SLOTS,
-                log_features=args.log_features,
-                rlscheduler=args.rlscheduler,
-            )
+            env = training_env(inputs, backfill, args)
             env.reset(seed=args.seed + i)
             return env
 

@@ -70,9 +70,28 @@ def load(name: str) -> ModuleType | None:
     return module
 
 
+def choose(
+    name: str, native: bool | None, owner: str, error: type[Exception] = RuntimeError
+) -> ModuleType | None:
+    """The compiled module ``name`` an ``owner(native=...)`` runs: ``False`` never (the
+    Python reference), ``None`` when it is usable (:func:`load`), ``True`` always, raising
+    ``error`` (naming why and how to build it) when it is not."""
+    if native is False:
+        return None
+    module = load(name)
+    if module is None and native:
+        raise error(
+            f"{owner}(native=True): the compiled kernels {name} are not available "
+            f"({_why.get(name, 'not loaded')}); build them with `pip install -e .` (or "
+            "`python setup.py build_ext --inplace`), or use native=None to fall back to the "
+            "pure-Python code"
+        )
+    return module
+
+
 def report() -> dict[str, str]:
     """Each kernel asked for so far and whether it runs compiled (or why not)."""
     return dict(_why)
 
 
-__all__ = ["PURE_PYTHON", "disabled", "load", "report", "source_digest"]
+__all__ = ["PURE_PYTHON", "choose", "disabled", "load", "report", "source_digest"]

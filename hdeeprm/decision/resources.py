@@ -62,16 +62,7 @@ _KERNELS = "hdeeprm.decision._pool_kernels"
 
 def _kernel_module(native: bool | None) -> Any:
     """The compiled pool kernels for ``CorePool(native=...)``: ``None`` when not used."""
-    if native is False:
-        return None
-    module = _native.load(_KERNELS)
-    if module is None and native:
-        raise RuntimeError(
-            f"CorePool(native=True): the compiled kernel {_KERNELS} is not available "
-            f"({_native.report().get(_KERNELS, 'not loaded')}); build it with "
-            "`python setup.py build_ext --inplace` or `pip install -e .`"
-        )
-    return module
+    return _native.choose(_KERNELS, native, "CorePool")
 
 
 def _core_order_sum(members: list[int], core_bw: list[float]) -> float:

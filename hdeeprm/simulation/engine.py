@@ -143,20 +143,8 @@ KERNELS = "hdeeprm.simulation._engine_kernels"
 
 
 def _kernels(native: bool | None) -> ModuleType | None:
-    """The compiled loops an engine built with ``native`` runs: ``None`` uses them when they
-    are built (and not disabled by ``HDEEPRM_PURE_PYTHON``), ``False`` never, ``True`` always
-    (an error if they are not available)."""
-    if native is False:
-        return None
-    module = _native.load(KERNELS)
-    if module is None and native:
-        why = _native.report().get(KERNELS, "not available")
-        raise SimulationError(
-            f"Engine(native=True): the compiled engine kernels are not available ({why}); "
-            "build them with `pip install -e .` (or `python setup.py build_ext --inplace`), "
-            "or use native=None to fall back to the pure-Python engine"
-        )
-    return module
+    """The compiled loops an engine built with ``native`` runs (:func:`hdeeprm._native.choose`)."""
+    return _native.choose(KERNELS, native, "Engine", SimulationError)
 
 
 def _effective_speeds(speeds: tuple[float, ...]) -> tuple[float, ...]:

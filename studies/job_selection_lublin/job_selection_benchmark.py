@@ -173,12 +173,12 @@ def kernel_policy(slots: int, width: int, nothing_bias: float = 0.0, hidden: int
     return KernelPolicy, kwargs
 
 
-def train_hdeeprm(inputs, backfill: bool, args):
-    """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
-    picker, the training wall time, CPU time and steps."""
-    from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+def twostep_config(args, seed: int, critic_warmup: int = 0):
+    """``TwoStepPPO``'s configuration from the options the job selection scripts share
+    (``--timesteps --envs --n-steps --batch --lr --gamma --nothing-bias``)."""
+    from hdeeprm.training.twostep import TwoStepConfig
 
-    config = TwoStepConfig(
+    return TwoStepConfig(
         total_timesteps=args.timesteps,
         num_envs=args.envs,
         num_steps=args.n_steps,
@@ -186,9 +186,17 @@ def train_hdeeprm(inputs, backfill: bool, args):
         learning_rate=args.lr,
         gamma=args.gamma,
         nothing_bias=args.nothing_bias,
-        seed=args.seed,
-        critic_warmup=args.critic_warmup,
+        seed=seed,
+        critic_warmup=critic_warmup,
     )
+
+
+def train_hdeeprm(inputs, backfill: bool, args):
+    """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
+    picker, the training wall time, CPU time and steps."""
+    from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
+
+    config = twostep_config(args, args.seed, critic_warmup=args.critic_warmup)
     fns = job_selection_factories(
         inputs,
         args.envs,

@@ -38,6 +38,7 @@ from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
 from studies.common import REPO, trace
+from studies.job_selection_lublin.job_selection_benchmark import twostep_config
 
 LUBLIN = ("lublin_256.swf.gz", REPO / "platform_examples" / "lublin_256.json")
 KTH = ("KTH-SP2-1996-2.1-cln.swf.gz", REPO / "platform_examples" / "kth_sp2.json")
@@ -182,18 +183,9 @@ def play(env: BackfillChoiceEnv, pick: Picker) -> list[Window]:
 
 def train(inputs: ExperimentInputs, seed: int, args: argparse.Namespace) -> tuple[Picker, float]:
     """The kernel job selector trained on ``inputs``' training windows; its picker and CPU s."""
-    from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+    from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
 
-    config = TwoStepConfig(
-        total_timesteps=args.timesteps,
-        num_envs=args.envs,
-        num_steps=args.n_steps,
-        num_minibatches=max(1, args.envs * args.n_steps // args.batch),
-        learning_rate=args.lr,
-        gamma=args.gamma,
-        nothing_bias=args.nothing_bias,
-        seed=seed,
-    )
+    config = twostep_config(args, seed)
     fns = job_selection_factories(
         inputs, args.envs, "train", backfill_choice=True, queue_slots=SLOTS, wait=args.wait
     )

@@ -53,12 +53,14 @@ class BackfillChoiceEnv(JobSelectionEnv):
         self.head: JobRecord | None = None
         self.shadow = float("nan")
 
-    def action_masks(self) -> np.ndarray:
-        """The candidates' slots; do nothing only with ``wait`` (or once the episode ended)."""
-        mask = super().action_masks()
-        if not self.wait and not self._done and self._visible:
+    def _current_mask(self) -> np.ndarray:
+        """The candidates' slots; do nothing only with ``wait`` (or once the episode ended).
+        Masked once, when the state's mask is first computed (it is kept until the state
+        changes)."""
+        fresh = self._mask is None
+        mask = super()._current_mask()
+        if fresh and not self.wait and not self._done and self._visible:
             mask[self.do_nothing] = False
-            self._mask = mask.copy()
         return mask
 
     def _wait_for(self, job: JobRecord, core_policy: str) -> None:

@@ -213,7 +213,11 @@ def prepare_inputs(
     if custom_path is not None and custom is not None:
         workload_path = custom_path
         workload = custom
-        beside = workload_path.parent / JOB_LIMITS_FILE
+        # Limits beside the workload are the user's, unless they are the ones this run folder
+        # generated for an earlier workload (the workload lives in the run folder itself).
+        beside: Path | None = None
+        if workload_path.parent != out.resolve():
+            beside = workload_path.parent / JOB_LIMITS_FILE
         if user_limits:
             job_limits = load_job_limits(limits_path)
             log(f"using {limits_path} beside the custom workload")
@@ -222,7 +226,7 @@ def prepare_inputs(
                 "custom_workload": file_sha256(workload_path),
                 # The path lets the analysis tools find the workload of a -cw run (mem_bubbles).
                 "path": str(workload_path),
-                "limits_beside": file_sha256(beside) if beside.is_file() else None,
+                "limits_beside": file_sha256(beside) if beside and beside.is_file() else None,
                 "hdeeprm": __version__,
             }
             if fresh(JOB_LIMITS_FILE, limits_key):
@@ -230,7 +234,7 @@ def prepare_inputs(
             else:
                 job_limits = (
                     load_job_limits(beside)
-                    if beside.is_file()
+                    if beside is not None and beside.is_file()
                     else compute_job_limits(workload, workload_path)
                 )
                 manifest.write(

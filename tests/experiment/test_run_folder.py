@@ -144,6 +144,24 @@ def test_custom_workload_keeps_the_users_limits_beside_it(tmp_path: Path) -> Non
     assert not kept & {"workload.json", "job_limits.json", "options.json"}
 
 
+def test_custom_workload_in_the_run_folder_gets_limits_of_its_own(tmp_path: Path) -> None:
+    """The limits a run generated for a workload in its own folder are not "the user's limits
+    beside it" on the next run: a changed workload gets limits recomputed from it."""
+    options = _options(tmp_path)
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps(USER_WORKLOAD))
+    first = _prepare(options, tmp_path, custom_workload=workload)
+    assert first.job_limits.max_time == 5.0
+    assert first.generated[-1] == "job_limits.json"
+    longer = json.loads(json.dumps(USER_WORKLOAD))
+    longer["profiles"]["p"]["delay"] = 50
+    workload.write_text(json.dumps(longer))
+    second = _prepare(options, tmp_path, custom_workload=workload)
+    assert second.job_limits.max_time == 50.0  # not the 5 s generated for the first workload
+    assert second.generated[-1] == "job_limits.json"
+    assert json.loads((tmp_path / "job_limits.json").read_text())["max_time"] == 50.0
+
+
 # --- regeneration keys ---------------------------------------------------------------------
 def test_trace_bytes_are_the_key_not_size_and_mtime(tmp_path: Path) -> None:
     trace = _trace(tmp_path / "t.swf")

@@ -4,7 +4,8 @@ Scripts under ``benchmarks/speed``, ``benchmarks/fidelity`` and ``benchmarks/too
 folder first on the module search path (never the repository root, nor the test suite's
 folders) and ``import common``, so that ``hdeeprm`` itself comes from wherever ``PYTHONPATH`` or the
 installed package says: ``python -m benchmarks --compare REV`` relies on that to time another
-commit's package with the same benchmark code.
+commit's package with the same benchmark code. To time a checkout that is not the installed
+package, put it on ``PYTHONPATH``; :func:`machine` records which one was timed.
 """
 
 from __future__ import annotations
@@ -139,11 +140,15 @@ def peak_rss_mib() -> float:
 
 
 def machine() -> dict[str, Any]:
-    """What a figure was measured on: Python, cores, load average."""
+    """What a figure was measured on: Python, cores, load average, and which ``hdeeprm`` the
+    scripts import (the installed package unless ``PYTHONPATH`` names a checkout)."""
+    import hdeeprm
+
     return {
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "load_average": load_average(),
+        "hdeeprm": str(Path(hdeeprm.__file__ or "").parent),
     }
 
 

@@ -38,7 +38,8 @@ def test_quick_run_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     assert any(line.startswith("synthetic ") and "jobs/s" in line for line in lines)
     report = json.loads(out.read_text())
     assert report["quick"] is True and report["skipped"] == []
-    assert set(report["machine"]) == {"python", "cpus", "load_average"}
+    assert set(report["machine"]) == {"python", "cpus", "load_average", "hdeeprm"}
+    assert (Path(report["machine"]["hdeeprm"]) / "__init__.py").is_file()
     (row,) = report["results"]
     assert list(row) == HEADERS
     assert row["benchmark"] == "synthetic" and row["unit"] == "jobs/s"

@@ -31,6 +31,7 @@ import numpy as np
 from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.job_selection import _NO_SEQS, JobSelectionEnv, _JobTable
 from hdeeprm.errors import SimulationError
+from hdeeprm.scheduling.orderings import ORDERINGS, sort_key
 
 
 class BackfillChoiceEnv(JobSelectionEnv):
@@ -42,16 +43,28 @@ class BackfillChoiceEnv(JobSelectionEnv):
     lublin_256 two seeds of five learned to, and did worse than no backfilling at all).
     """
 
-    def __init__(self, inputs: Any, *, wait: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, inputs: Any, *, wait: bool = False, ordering: str = "FCFS", **kwargs: Any
+    ) -> None:
         for key in ("backfill", "policies", "rlscheduler"):
             if kwargs.get(key):
                 raise ValueError(f"BackfillChoiceEnv does not take {key}={kwargs[key]!r}")
             kwargs.pop(key, None)
+        if ordering not in ORDERINGS:
+            raise ValueError(
+                f"unknown ordering {ordering!r}; expected one of {', '.join(ORDERINGS)}"
+            )
         super().__init__(inputs, backfill=True, **kwargs)
         self.wait = bool(wait)
+        #: EASY's primary ordering (:mod:`hdeeprm.scheduling.orderings`, run times predicted by
+        #: the requested times): the head is the first queued job in it.
+        self.ordering = ordering
         #: The reserved head of the last offer (None: every head started) and its reservation.
         self.head: JobRecord | None = None
         self.shadow = float("nan")
+        #: EASY's pass at this instant: (head, time, reservation, spare cores, the started
+        #: list and how many of its jobs the spare cores count).
+        self._pass: tuple[JobRecord, float, float, int, list[JobRecord], int] | None = None
 
     def _current_mask(self) -> np.ndarray:
         """The candidates' slots; do nothing only with ``wait`` (or once the episode ended).
@@ -82,12 +95,21 @@ class BackfillChoiceEnv(JobSelectionEnv):
         self._obs = self._observer.build()
         self._mask = None
 
+    def _head(self) -> JobRecord:
+        """The first queued job in the primary ordering (the oldest with FCFS)."""
+        queue = self.manager.job_queue
+        if self.ordering == "FCFS":
+            return queue.head(1)[0]
+        key = sort_key(self.ordering, self.manager.now)
+        return min(queue.head(len(queue)), key=lambda job: key(_Ordered(job)))
+
     def _start_heads(self) -> None:
-        """EASY's first step: the oldest queued jobs start, in order, while each fits."""
+        """EASY's first step: the first queued jobs in the primary ordering start, in order,
+        while each fits."""
         manager, started = self.manager, self._started
         queue = manager.job_queue
         while len(queue):
-            (head,) = queue.head(1)
+            head = self._head()
             if not (
                 manager.fits_now(head.res, head.mem, head.gpus)
                 and manager.start_job(head, self.core_policy)
@@ -103,13 +125,13 @@ class BackfillChoiceEnv(JobSelectionEnv):
         if len(queue) < 2 or not free:
             return False
         jobs = queue.head(len(queue))
-        head = jobs[0]
+        head = self._head()
         now = manager.now
-        shadow, extra = self._ends.ends.shadow(head.res, free, now)
+        shadow, extra = self._reservation(head, free, now)
         fits_now, limit = manager.fits_now, self.queue_slots
         candidates = []
-        for job in jobs[1:]:
-            if (
+        for job in jobs:
+            if job is not head and (
                 job.res <= free
                 and (now + job.req_time <= shadow or job.res <= extra)
                 and fits_now(job.res, job.mem, job.gpus)
@@ -132,6 +154,32 @@ class BackfillChoiceEnv(JobSelectionEnv):
         self._fits[n:] = False
         self._any_fits = True
         return True
+
+    def _reservation(self, head: JobRecord, free: int, now: float) -> tuple[float, int]:
+        """The head's reservation and the cores spare then, made once per instant as EASY's
+        pass makes it: later offers at the same instant keep the reservation and take from
+        the spare cores what each backfilled job that ends after it uses (recomputing would
+        count a job ending exactly at the reservation after the head's cores, not before)."""
+        started, kept = self._started, self._pass
+        if kept is not None and kept[0] is head and kept[1] == now and kept[4] is started:
+            shadow, extra, counted = kept[2], kept[3], kept[5]
+            for job in started[counted:]:
+                if now + job.req_time > shadow:
+                    extra -= job.res
+        else:
+            shadow, extra = self._ends.shadow(head.res, free, now)
+        self._pass = (head, now, shadow, extra, started, len(started))
+        return shadow, extra
+
+
+class _Ordered:
+    """A queued job as an ordering reads it (:class:`~hdeeprm.scheduling.orderings.Orderable`):
+    its requested time is its predicted run time."""
+
+    __slots__ = ("seq", "subtime", "res", "pred")
+
+    def __init__(self, job: JobRecord) -> None:
+        self.seq, self.subtime, self.res, self.pred = job.seq, job.subtime, job.res, job.req_time
 
 
 def easy_pick(env: BackfillChoiceEnv) -> int:

@@ -265,6 +265,45 @@ def load_weights(
     return weights / total
 
 
+class WorkloadEpisodes:
+    """Episodes that are whole workloads given in a list (CuSH's job sets, the windows of a
+    comparison): ``split`` ``"train"`` draws one per episode, ``"eval"`` plays workload ``k``
+    for ``window=k`` (in turn without)."""
+
+    def __init__(self, workloads: Sequence[Workload], split: str) -> None:
+        if not workloads:
+            raise ValueError("no workloads")
+        if split not in ("train", "eval"):
+            raise ValueError(f"split must be 'train' or 'eval', got {split!r}")
+        self.workloads = list(workloads)
+        self.split = split
+        self._next = 0
+
+    @property
+    def nb_eval_windows(self) -> int:
+        return len(self.workloads) if self.split == "eval" else 0
+
+    def eval_seed_of(self, k: int) -> int:
+        return int(k)
+
+    def choose(self, rng: np.random.Generator, window: int | None) -> tuple[int, int | None]:
+        if self.split == "train":
+            if window is not None:
+                raise ValueError("reset(options={'window': k}) needs split='eval'")
+            return int(rng.integers(len(self.workloads))), None
+        k = self._next if window is None else int(window)
+        if not 0 <= k < len(self.workloads):
+            raise ValueError(f"episode {k} does not exist (0..{len(self.workloads) - 1})")
+        self._next = (k + 1) % len(self.workloads)
+        return k, k
+
+    def length(self) -> int:
+        return max(len(w.jobs) for w in self.workloads)
+
+    def workload_at(self, first: int) -> Workload:
+        return self.workloads[first]
+
+
 def window_workload(workload: Workload, first: int, count: int) -> Workload:
     """Jobs ``first .. first + count - 1`` of ``workload``, submission times shifted so the
     first one is submitted at t = 0; profiles are shared, not copied."""

@@ -299,6 +299,15 @@ class _RunningEnds:
     def completed(self, record: JobRecord) -> None:
         self.ends.remove(record.seq, record.start + record.req_time)
 
+    def shadow(self, need: int, free: int, now: float) -> tuple[float, int]:
+        """EASY's reservation (:meth:`RunningEnds.shadow`), as the EASY scheduler makes it: a
+        job still running at its requested end may end at any instant, so its cores count
+        as free now (requested times are never corrected: it is overdue from then on)."""
+        ends = self.ends
+        for seq in ends.expired(now):
+            ends.mark_overdue(seq)
+        return ends.shadow(need, free, now)
+
 
 class JobSelectionEnv(HeterogeneousClusterEnv):
     """Pick one visible queued job per step, or do nothing (see the module docstring).
@@ -544,7 +553,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         manager = self.manager
         if self.rlscheduler:
             # RLScheduler fixes the reservation once, from the requested times.
-            shadow, _ = self._ends.ends.shadow(job.res, manager.pool.free_count, manager.now)
+            shadow, _ = self._ends.shadow(job.res, manager.pool.free_count, manager.now)
         while True:
             if self.rlscheduler:
                 self._backfill_before(job, shadow)
@@ -569,7 +578,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         if not free:
             return
         now = manager.now
-        shadow, extra = self._ends.ends.shadow(head.res, free, now)
+        shadow, extra = self._ends.shadow(head.res, free, now)
         self._refresh_visible()
         visible = self._visible
         if not visible:
@@ -623,7 +632,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """:meth:`_backfill_around` as first written, every visible job in turn: the
         statement the fast pass is tested against."""
         manager, pool = self.manager, self.manager.pool
-        shadow, extra = self._ends.ends.shadow(head.res, pool.free_count, manager.now)
+        shadow, extra = self._ends.shadow(head.res, pool.free_count, manager.now)
         now = manager.now
         for job in manager.job_queue.head(self.queue_slots):
             free = pool.free_count

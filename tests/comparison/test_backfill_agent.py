@@ -1,0 +1,111 @@
+"""The backfilling agent as a learner of the comparison: the environment it learns in plays
+EASY as the comparison's replay does (by hand, and job for job on KTH-SP2 windows), and the
+learner runs through the protocol and the command, deterministically."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_comparison import synthetic_jobs, write_setting
+from trace_files import PLATFORM_EXAMPLES, trace_path
+
+from hdeeprm.cli.compare import main as compare_main
+from hdeeprm.comparison.backfill_agent import BackfillAgentLearner, play_windows
+from hdeeprm.comparison.protocol import Protocol, compare, play_fixed
+from hdeeprm.comparison.setting import JobRange, Windows, load_setting
+from hdeeprm.comparison.variants import PREDICTIONS, variant
+from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
+
+# 4 cores. A (2 cores, 100 s) runs from 0. B (3 cores) waits from 1: reserved at 100, when
+# A's cores free, with 2 + 2 - 3 = 1 core spare. C and D (1 core each) come at 2: C ends by
+# 2 + 98 = 100, on time, and D (500 s) takes the spare core, so EASY starts both at 2.
+# Starts 0, 100, 2, 2: waits 0, 99, 0, 0; bounded slowdowns 1, (99 + 100) / 100, 1, 1.
+# (Recomputing the reservation after C starts would count C's core, which frees at 100 too,
+# after B's need is met, and leave D no spare core.)
+TIE = [(0, 100, 2, 100), (1, 100, 3, 100), (2, 98, 1, 98), (2, 500, 1, 500)]
+
+
+def test_reservation_kept_through_the_pass_worked_by_hand(tmp_path) -> None:
+    setting = load_setting(*write_setting(tmp_path, TIE))
+    windows = Windows(setting, 4, (0,))
+    (score,) = play_windows(windows, easy_pick)
+    assert score.max_wait == 99.0
+    assert score.mean_bsld == pytest.approx((1 + 1.99 + 1 + 1) / 4)
+    assert play_fixed(variant(), windows) == [score]
+
+
+# 4 cores. A and A2 (1 core each, 100 s) asked for 10 s and 20 s: from then on they may end at
+# any instant. B (3 cores) and C (1 core, 500 s) come at 30: B is reserved "now", counting
+# both overdue cores (2 free + 2 = 4, 1 spare), so EASY starts C at 30 on the spare core and B
+# at 100. Waits 0, 0, 70, 0; bounded slowdowns 1, 1, (70 + 100) / 100, 1. (Counting only the
+# overdue cores B needs would leave none spare, and C would wait to 100.)
+OVERDUE = [(0, 100, 1, 10), (0, 100, 1, 20), (30, 100, 3, 100), (30, 500, 1, 500)]
+
+
+def test_jobs_past_their_request_count_as_free_now_worked_by_hand(tmp_path) -> None:
+    setting = load_setting(*write_setting(tmp_path, OVERDUE))
+    windows = Windows(setting, 4, (0,))
+    (score,) = play_windows(windows, easy_pick)
+    assert score.max_wait == 70.0
+    assert score.mean_bsld == pytest.approx((1 + 1 + 1.7 + 1) / 4)
+    assert play_fixed(variant(), windows) == [score]
+
+
+@pytest.mark.parametrize("ordering", ["FCFS", "F4", "UNICEP"])
+def test_environment_is_easy_job_for_job_on_kth(ordering) -> None:
+    """Both backfill rules under three primary orderings (static, F4; dynamic, UNICEP) on
+    three loaded 500-job windows of KTH-SP2 (jobs running past their requests included)."""
+    setting = load_setting(
+        trace_path("KTH-SP2-1996-2.1-cln.swf.gz"), PLATFORM_EXAMPLES / "kth_sp2.json"
+    )
+    windows = Windows(setting, 500, (16000, 20000, 26000))
+    for pick, backfill in ((easy_pick, "FCFS"), (sjbf_pick, "SPF")):
+        got = play_windows(windows, pick, ordering=ordering)
+        assert got == play_fixed(variant(ordering, backfill), windows)
+
+
+def test_unknown_ordering_is_refused(tmp_path) -> None:
+    setting = load_setting(*write_setting(tmp_path, TIE))
+    with pytest.raises(ValueError, match="unknown ordering 'XYZ'"):
+        play_windows(Windows(setting, 4, (0,)), easy_pick, ordering="XYZ")
+
+
+TINY = BackfillAgentLearner(timesteps=256, num_envs=1, num_steps=128, minibatch=64)
+
+
+def test_learner_through_the_protocol_is_deterministic(tmp_path) -> None:
+    setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
+    protocol = Protocol(
+        JobRange(0, 200),
+        JobRange(200, 400),
+        window_jobs=50,
+        pool_windows=3,
+        train_windows=2,
+        test_windows=2,
+        predictions=PREDICTIONS[:1],
+    )
+    runs = [compare(setting, protocol, [0], learner=TINY) for _ in range(2)]
+    first, second = (run.seeds[0] for run in runs)
+    assert runs[0].learner == "backfill-choice"
+    assert len(first.learned_test) == 2
+    assert first.learned_test == second.learned_test
+    assert first.learned.describe().startswith(f"EASY({first.baseline.primary}/agent")
+    with pytest.raises(ValueError, match="timesteps must be >= 1"):
+        BackfillAgentLearner(timesteps=0)
+
+
+def test_command_with_the_backfilling_agent(tmp_path) -> None:
+    trace, platform = write_setting(tmp_path, synthetic_jobs(400), cores=8)
+    out = tmp_path / "out"
+    args = [str(trace), str(platform), "--window-jobs", "50", "--seeds", "0"]
+    args += ["--train", "0:200", "--test", "200:400", "--pool-windows", "3", "--train-windows", "2"]
+    args += ["--test-windows", "2", "--predictions", "estimates"]
+    args += ["--learner", "backfill-choice", "--timesteps", "256", "--out", str(out)]
+    result = CliRunner().invoke(compare_main, args)
+    assert result.exit_code == 0, result.output
+    assert "learned: backfill-choice" in result.output
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["protocol"]["learner"] == "backfill-choice"
+    assert "/agent; estimates), PPO 256 steps" in saved["seeds"][0]["learned"]

@@ -114,6 +114,21 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     help="Hours between two choices of the learned scheduler.",
 )
 @click.option(
+    "--learner",
+    type=click.Choice(["online-easy", "backfill-choice"]),
+    default="online-easy",
+    show_default=True,
+    help="The learned scheduler: EASY learning its ordering online, or EASY whose backfilled "
+    "jobs a PPO agent chooses (BackfillChoice-v0).",
+)
+@click.option(
+    "--timesteps",
+    type=click.IntRange(min=1),
+    default=196_608,
+    show_default=True,
+    help="PPO steps per seed of --learner backfill-choice.",
+)
+@click.option(
     "--test-trace",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Judge on this trace's test range instead (transfer).",
@@ -148,6 +163,8 @@ def main(
     predictions: str,
     top_k: int,
     period: float,
+    learner: str,
+    timesteps: int,
     test_trace: Path | None,
     test_platform: Path | None,
     reuse_grid: Path | None,
@@ -215,12 +232,18 @@ def main(
         grid = grid_from_json(
             read_json(reuse_grid, "results.json"), str(trace), str(platform), pool, str(reuse_grid)
         )
+    trainer = None
+    if learner == "backfill-choice":
+        from hdeeprm.comparison.backfill_agent import BackfillAgentLearner
+
+        trainer = BackfillAgentLearner(timesteps=timesteps)
     result = compare(
         setting,
         protocol,
         seed_list,
         test_setting=test_setting,
         grid=grid,
+        learner=trainer,
         log=lambda s: click.echo(s),
     )
     text = render(result)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -103,6 +104,69 @@ class LearnedEasy:
         theta = "off" if self.base.theta is None else f"{self.base.theta / 3600:.1f} h"
         return f"online {label(self.base)}, guard {theta}, {self.tuning.describe()}"
 
+    def play(self, windows: Windows) -> list[WindowScore]:
+        """Every window, learning afresh in each (:func:`play_learned`)."""
+        return play_learned(self, windows)
+
+
+class Trained(typing.Protocol):
+    """What a learner's training gives: a scheduler that plays windows of any setting."""
+
+    def describe(self) -> str:
+        """One line: what was learned."""
+
+    def play(self, windows: Windows) -> list[WindowScore]:
+        """The figures of every window of ``windows``, each from an idle platform."""
+
+
+@dataclass(frozen=True)
+class SeedContext:
+    """What a learner may read for one training seed: its training windows, and the EASY
+    variant chosen on them with every variant's figures there (no held-out job)."""
+
+    seed: int
+    protocol: Protocol
+    train: Windows
+    baseline: SchedulerConfig
+    #: Every EASY variant on each of :attr:`train`'s windows.
+    grid: dict[SchedulerConfig, list[WindowScore]]
+
+
+class Learner(typing.Protocol):
+    """A learned scheduler's training (step 3): ``name`` names it in the tables."""
+
+    name: typing.ClassVar[str]
+
+    def train(self, context: SeedContext) -> tuple[Trained, list[WindowScore]]:
+        """The trained scheduler and its figures on the training windows."""
+
+
+@dataclass(frozen=True)
+class OnlineEasyLearner:
+    """Step 3 as the module docstring states it: EASY learning its ordering online."""
+
+    name: typing.ClassVar[str] = "online-easy"
+
+    def train(self, context: SeedContext) -> tuple[Trained, list[WindowScore]]:
+        protocol, train, baseline = context.protocol, context.train, context.baseline
+        grid = context.grid
+        same = [
+            c
+            for c in grid
+            if c.triple == baseline.triple and c.backfill == baseline.backfill and c != baseline
+        ]
+        ranked = [baseline, *sorted(same, key=lambda c: _mean(grid[c]))]
+        candidates = tuple((c.primary, c.backfill) for c in ranked[: protocol.top_k])
+        loose = replace(baseline, theta=WindowScore.mean_of(grid[baseline]).max_wait)
+        best: tuple[float, LearnedEasy, list[WindowScore]] | None = None
+        for cost, decay in LEARNER_SETTINGS:
+            learned = LearnedEasy(loose, OnlineTuning(candidates, protocol.period, decay, cost))
+            scores = play_learned(learned, train)
+            if best is None or _mean(scores) < best[0]:
+                best = (_mean(scores), learned, scores)
+        assert best is not None
+        return choose_guard(best[1], best[2], grid[baseline], train)
+
 
 @dataclass
 class SeedResult:
@@ -112,7 +176,7 @@ class SeedResult:
     train_starts: list[int]
     baseline: SchedulerConfig
     baseline_train: WindowScore
-    learned: LearnedEasy
+    learned: Trained
     learned_train: WindowScore
     train_cpu_s: float
     baseline_test: list[WindowScore] = field(default_factory=list)
@@ -133,6 +197,8 @@ class Comparison:
     references: dict[str, list[WindowScore]]
     #: Every EASY variant on every pool window (what the choices read).
     grid: dict[SchedulerConfig, list[WindowScore]] = field(default_factory=dict)
+    #: The learner's name (:attr:`Learner.name`).
+    learner: str = "online-easy"
 
 
 Log = Callable[[str], None]
@@ -200,41 +266,24 @@ def train_seed(
     protocol: Protocol,
     pool: Windows,
     grid: dict[SchedulerConfig, list[WindowScore]],
+    learner: Learner | None = None,
 ) -> SeedResult:
-    """Steps 2 and 3 of the protocol for one seed (``grid``: every variant on the pool)."""
+    """Steps 2 and 3 of the protocol for one seed (``grid``: every variant on the pool;
+    ``learner``: :class:`OnlineEasyLearner` by default)."""
     cpu = time.process_time()
     rng = np.random.default_rng(seed)
     picked = sorted(int(i) for i in rng.choice(len(pool), protocol.train_windows, replace=False))
     train = Windows(pool.setting, pool.window_jobs, tuple(pool.starts[i] for i in picked))
-
-    def on_train(config: SchedulerConfig) -> list[WindowScore]:
-        return [grid[config][i] for i in picked]
-
-    configs = list(grid)
-    baseline = min(configs, key=lambda c: _mean(on_train(c)))
-    baseline_train = WindowScore.mean_of(on_train(baseline))
-    same = [
-        c
-        for c in configs
-        if c.triple == baseline.triple and c.backfill == baseline.backfill and c != baseline
-    ]
-    ranked = [baseline, *sorted(same, key=lambda c: _mean(on_train(c)))]
-    candidates = tuple((c.primary, c.backfill) for c in ranked[: protocol.top_k])
-    loose = replace(baseline, theta=baseline_train.max_wait)
-    best: tuple[float, LearnedEasy, list[WindowScore]] | None = None
-    for cost, decay in LEARNER_SETTINGS:
-        learned = LearnedEasy(loose, OnlineTuning(candidates, protocol.period, decay, cost))
-        scores = play_learned(learned, train)
-        if best is None or _mean(scores) < best[0]:
-            best = (_mean(scores), learned, scores)
-    assert best is not None
-    learned, scores = choose_guard(best[1], best[2], on_train(baseline), train)
+    on_train = {config: [scores[i] for i in picked] for config, scores in grid.items()}
+    baseline = min(on_train, key=lambda c: _mean(on_train[c]))
+    context = SeedContext(seed, protocol, train, baseline, on_train)
+    learned, scores = (learner or OnlineEasyLearner()).train(context)
     # Training CPU: the grid's share for these windows plus the learner's own runs.
     return SeedResult(
         seed,
         list(train.starts),
         baseline,
-        baseline_train,
+        WindowScore.mean_of(on_train[baseline]),
         learned,
         WindowScore.mean_of(scores),
         time.process_time() - cpu,
@@ -262,6 +311,7 @@ def compare(
     *,
     test_setting: TraceSetting | None = None,
     grid: dict[str, list[WindowScore]] | None = None,
+    learner: Learner | None = None,
     log: Log = lambda _s: None,
 ) -> Comparison:
     """Run the whole protocol; ``log`` hears of each step as it ends.
@@ -269,6 +319,9 @@ def compare(
     ``grid`` (variant label -> its figures on each pool window, as a previous comparison of
     the same trace, platform and pool kept them) skips replaying the variants on the pool;
     every variant of the protocol must be in it, with one figure per pool window.
+    ``learner`` trains the learned scheduler of each seed (:class:`OnlineEasyLearner` by
+    default; :class:`~hdeeprm.comparison.backfill_agent.BackfillAgentLearner`: an agent that
+    chooses what EASY backfills).
     """
     test_setting = test_setting or setting
     protocol.train.check("train range", setting.nb_jobs, protocol.window_jobs)
@@ -306,8 +359,9 @@ def compare(
             )
     grid_cpu = time.process_time() - cpu
     results = []
+    trainer: Learner = learner or OnlineEasyLearner()
     for seed in seeds:
-        result = train_seed(seed, protocol, pool, scored)
+        result = train_seed(seed, protocol, pool, scored, trainer)
         result.train_cpu_s += grid_cpu * protocol.train_windows / protocol.pool_windows
         log(
             f"seed {seed}: chose {label(result.baseline)} "
@@ -321,7 +375,7 @@ def compare(
         if result.baseline not in played:
             played[result.baseline] = play_fixed(result.baseline, test)
         result.baseline_test = played[result.baseline]
-        result.learned_test = play_learned(result.learned, test)
+        result.learned_test = result.learned.play(test)
         log(
             f"seed {result.seed} held-out: learned {_mean(result.learned_test):.2f}, "
             f"chosen variant {_mean(result.baseline_test):.2f}"
@@ -337,4 +391,5 @@ def compare(
         results,
         references,
         scored,
+        trainer.name,
     )

@@ -36,7 +36,8 @@ def render(c: Comparison) -> str:
     lines = [
         f"held-out: {p.test_windows} windows of {p.window_jobs} jobs of "
         f"{c.test_setting.trace.name} [{p.test.first}, {p.test.stop}), starting at jobs "
-        + ", ".join(map(str, c.test_starts)),
+        + ", ".join(map(str, c.test_starts))
+        + f"; learned: {c.learner}",
         HEADER,
     ]
     for r in c.seeds:
@@ -98,6 +99,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "data_seed": p.data_seed,
             "top_k": p.top_k,
             "period_s": p.period,
+            "learner": c.learner,
             "variants": len(p.orderings) * 2 * len(p.predictions),
         },
         "pool_starts": c.pool_starts,

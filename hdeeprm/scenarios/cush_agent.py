@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.environment.episodes import WorkloadEpisodes
 from hdeeprm.environment.job_selection import JobSelectionEnv
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
@@ -37,44 +36,8 @@ from hdeeprm.workload.model import JobSpec, Profile, Workload
 AGENT_POLICIES: tuple[str, ...] = (CUSH_POLICIES["DF"], CUSH_POLICIES["BF"])
 
 
-class JobSetEpisodes:
-    """Episodes that are whole job sets (the interface of
-    :class:`~hdeeprm.environment.episodes.EpisodeWindows` the environment uses): ``split``
-    ``"train"`` draws a set per episode, ``"eval"`` plays set ``k`` for ``window=k`` (in turn
-    without)."""
-
-    def __init__(self, jobsets: Sequence[Workload], split: str) -> None:
-        if not jobsets:
-            raise ValueError("no job sets")
-        if split not in ("train", "eval"):
-            raise ValueError(f"split must be 'train' or 'eval', got {split!r}")
-        self.jobsets = list(jobsets)
-        self.split = split
-        self._next = 0
-
-    @property
-    def nb_eval_windows(self) -> int:
-        return len(self.jobsets) if self.split == "eval" else 0
-
-    def eval_seed_of(self, k: int) -> int:
-        return int(k)
-
-    def choose(self, rng: np.random.Generator, window: int | None) -> tuple[int, int | None]:
-        if self.split == "train":
-            if window is not None:
-                raise ValueError("reset(options={'window': k}) needs split='eval'")
-            return int(rng.integers(len(self.jobsets))), None
-        k = self._next if window is None else int(window)
-        if not 0 <= k < len(self.jobsets):
-            raise ValueError(f"job set {k} does not exist (0..{len(self.jobsets) - 1})")
-        self._next = (k + 1) % len(self.jobsets)
-        return k, k
-
-    def length(self) -> int:
-        return max(len(w.jobs) for w in self.jobsets)
-
-    def workload_at(self, first: int) -> Workload:
-        return self.jobsets[first]
+#: CuSH's job sets as episodes: one whole set per episode.
+JobSetEpisodes = WorkloadEpisodes
 
 
 def merged_jobsets(jobsets: Sequence[Workload]) -> Workload:

@@ -1,0 +1,193 @@
+"""A learned scheduler for the comparison: an agent that chooses what EASY backfills.
+
+:class:`BackfillAgentLearner` is a :class:`~hdeeprm.comparison.protocol.Learner` for step 3 of
+the protocol. The scheduler stays EASY, with the primary ordering of the
+variant chosen on the seed's training windows: the first job in that ordering starts when it
+fits, else it is reserved (user estimates), and the agent chooses which of the jobs EASY may
+backfill now starts (``hdeeprm/BackfillChoice-v0``, RLBackfilling's setting, with the chosen
+ordering in place of FCFS; the reservation is its starvation guard). What is learned is the
+backfill order, which replaces the chosen variant's (FCFS or SJBF); a variant that predicts run
+times (AVE2, E-Loss) gives only its ordering, the agent reserves with the user estimates. The
+agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector.
+
+It trains on windows of ``window_jobs`` jobs drawn at random from the whole training range
+(the comparison's training part: no held-out job), with the training seed. Its observation
+is scaled by the training part's job limits, kept for every window it plays after, of this
+trace or another (transfer). Played on a comparison's windows with the rule "always the
+oldest candidate" (or "the shortest") the environment is the EASY variant with that backfill
+order as :func:`~hdeeprm.comparison.replay.replay` plays it, job for job
+(``tests/comparison/test_backfill_agent.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.comparison.protocol import SeedContext
+from hdeeprm.comparison.replay import PLACEMENT, WindowScore
+from hdeeprm.comparison.setting import TraceSetting, Windows
+from hdeeprm.environment.backfill_choice import BackfillChoiceEnv
+from hdeeprm.environment.episodes import WorkloadEpisodes, window_workload
+from hdeeprm.inputs import ExperimentInputs, prepare_inputs
+from hdeeprm.options import load_options
+from hdeeprm.workload.limits import JobLimits
+from hdeeprm.workload.model import Workload
+
+#: Candidates the agent sees at once (the oldest ones; more are offered as these start).
+QUEUE_SLOTS = 128
+
+Picker = Callable[[BackfillChoiceEnv], int]
+
+
+def agent_inputs(
+    setting: TraceSetting,
+    workload: Workload,
+    folder: Path,
+    *,
+    window_jobs: int | None = None,
+    limits: JobLimits | None = None,
+) -> ExperimentInputs:
+    """Environment inputs for ``workload`` on ``setting``'s platform, prepared in ``folder``:
+    with ``window_jobs``, training episodes are windows drawn from the whole of it; ``limits``
+    replaces the job limits computed from it (the observation's scales)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env: dict[str, Any] = {"objective": "avg_job_slowdown"}
+    if window_jobs is not None:
+        env["episodes"] = {"window_jobs": window_jobs, "train_jobs": [0, len(workload.jobs)]}
+    options = {
+        "seed": 0,
+        "platform_file_path": str(setting.platform_path.resolve()),
+        "pybatsim": {"env": env, "agent": {"type": "LEARNING", "run": "train"}},
+    }
+    (folder / "options.json").write_text(json.dumps(options, indent=1))
+    workload.save(folder / "jobs.json")
+    inputs = prepare_inputs(
+        load_options(folder / "options.json"), folder / "run", custom_workload=folder / "jobs.json"
+    )
+    return inputs if limits is None else dataclasses.replace(inputs, job_limits=limits)
+
+
+def play_windows(
+    windows: Windows, pick: Picker, limits: JobLimits | None = None, ordering: str = "FCFS"
+) -> list[WindowScore]:
+    """Every window of ``windows`` in ``BackfillChoice-v0`` with EASY's primary ``ordering``,
+    each candidate chosen by ``pick(env)``, with the figures
+    :func:`~hdeeprm.comparison.replay.replay` gives."""
+    setting = windows.setting
+    workloads = [windows.workload(k) for k in range(len(windows))]
+    with tempfile.TemporaryDirectory(prefix="hdeeprm-compare-") as tmp:
+        inputs = agent_inputs(setting, workloads[0], Path(tmp), limits=limits)
+        env = BackfillChoiceEnv(
+            inputs,
+            split="all",
+            queue_slots=QUEUE_SLOTS,
+            core_policy=PLACEMENT[1],
+            ordering=ordering,
+        )
+        env.windows = WorkloadEpisodes(workloads, "eval")
+        env.split = "eval"
+        scores = []
+        for k in range(len(workloads)):
+            env.reset(options={"window": k})
+            done = env.finished
+            while not done:
+                _, _, done, _, _ = env.step(pick(env))
+            assert env.engine is not None
+            jobs = env.engine.finished_jobs
+            if len(jobs) != len(workloads[k].jobs):
+                raise RuntimeError(f"{len(workloads[k].jobs) - len(jobs)} jobs never ended")
+            m = job_metrics(
+                [j.spec.subtime for j in jobs],
+                [j.start_time for j in jobs],
+                [j.finish_time for j in jobs],
+            )
+            scores.append(
+                WindowScore(
+                    m.mean_bounded_slowdown,
+                    m.mean_waiting,
+                    m.max_waiting,
+                    m.max_bounded_slowdown,
+                    m.nb_ran,
+                )
+            )
+        env.close()
+    return scores
+
+
+@dataclass
+class TrainedBackfillAgent:
+    """A trained agent (its greedy choice plays) and the scales it observes with."""
+
+    agent: Any
+    limits: JobLimits
+    ordering: str
+    timesteps: int
+
+    def describe(self) -> str:
+        return f"EASY({self.ordering}/agent; estimates), PPO {self.timesteps} steps"
+
+    def play(self, windows: Windows) -> list[WindowScore]:
+        return play_windows(windows, self.agent.act, self.limits, self.ordering)
+
+
+@dataclass(frozen=True)
+class BackfillAgentLearner:
+    """Train a backfilling agent per seed (module docstring); PPO's budget and shape."""
+
+    timesteps: int = 196_608
+    num_envs: int = 2
+    num_steps: int = 1024
+    minibatch: int = 256
+    learning_rate: float = 3e-4
+
+    name: ClassVar[str] = "backfill-choice"
+
+    def __post_init__(self) -> None:
+        for key in ("timesteps", "num_envs", "num_steps", "minibatch"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+
+    def train(self, context: SeedContext) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
+        from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
+
+        protocol, setting = context.protocol, context.train.setting
+        ordering = context.baseline.primary
+        part = window_workload(
+            setting.workload, protocol.train.first, protocol.train.stop - protocol.train.first
+        )
+        config = TwoStepConfig(
+            total_timesteps=self.timesteps,
+            num_envs=self.num_envs,
+            num_steps=self.num_steps,
+            num_minibatches=max(1, self.num_envs * self.num_steps // self.minibatch),
+            learning_rate=self.learning_rate,
+            seed=context.seed,
+        )
+        with tempfile.TemporaryDirectory(prefix="hdeeprm-compare-") as tmp:
+            inputs = agent_inputs(setting, part, Path(tmp), window_jobs=protocol.window_jobs)
+            fns = job_selection_factories(
+                inputs,
+                self.num_envs,
+                "train",
+                backfill_choice=True,
+                queue_slots=QUEUE_SLOTS,
+                core_policy=PLACEMENT[1],
+                ordering=ordering,
+            )
+            agent = TwoStepPPO(config, fns)
+            agent.learn(self.timesteps)
+            agent.close()
+        trained = TrainedBackfillAgent(agent, inputs.job_limits, ordering, self.timesteps)
+        return trained, trained.play(context.train)
+
+
+__all__ = ["BackfillAgentLearner", "TrainedBackfillAgent", "agent_inputs", "play_windows"]

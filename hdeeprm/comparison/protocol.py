@@ -9,7 +9,8 @@ The protocol, fixed before anything is measured:
 2. **Baseline** (per seed): every EASY variant (:func:`~.variants.easy_variants`) plays the
    seed's training windows; the lowest mean bounded slowdown is *the variant a site would
    pick* (ties: the first in the grid).
-3. **Learned scheduler** (per seed, the same windows and the same rule): EASY learning its
+3. **Learned scheduler** (per seed, the same windows and the same rule; here the default
+   :class:`OnlineEasyLearner`, any :class:`Learner` may replace it): EASY learning its
    orderings online (:class:`~.online.OnlineTunedEasy`), built from what training measured:
    the chosen variant's predictor, correction and backfilling; as candidates its primary
    ordering and the ``top_k - 1`` next best primaries under them. Each learner setting of

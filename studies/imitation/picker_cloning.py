@@ -17,6 +17,7 @@ untrained, for PPO to learn.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -133,6 +134,70 @@ def agreement(agent: Any, demos: Demonstrations) -> float:
     if chosen.ndim == 2:  # two steps: (slot, policy) pairs, the slot is the job selector's
         chosen = chosen[:, 0]
     return float(np.mean(chosen == demos.actions))
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmStart:
+    """A warm start's record: the rule cloned, its demonstrated decisions (``picks``) on
+    ``windows`` training windows, the cross-entropy of the first and the last of ``epochs``,
+    and the clone's agreement with those decisions, also on the ``choices`` alone (the
+    decisions that allowed two actions or more: one allowed action is agreed with by any
+    network)."""
+
+    rule: str
+    picks: int
+    windows: int
+    epochs: int
+    first_loss: float
+    last_loss: float
+    agreement: float
+    choices: int
+    choice_agreement: float
+
+    def line(self) -> str:
+        return (
+            f"warm start: {self.rule}'s {self.picks} picks on {self.windows} training windows "
+            f"cloned in {self.epochs} epochs, cross-entropy {self.first_loss:.4f} -> "
+            f"{self.last_loss:.4f}, agreement {self.agreement:.4f} ({self.choice_agreement:.4f} "
+            f"on the {self.choices} picks among two actions or more)"
+        )
+
+
+def clone_rule(
+    agent: Any,
+    env: Any,
+    picker: Callable[[Any], int],
+    rule: str,
+    *,
+    seed: int,
+    windows: int,
+    epochs: int = 20,
+    learning_rate: float = 1e-3,
+) -> WarmStart:
+    """Clone ``picker``'s decisions (the rule named ``rule``) on ``windows`` training windows
+    of ``env`` into ``agent``'s job selector (:func:`clone_job_selector`, shuffled by
+    ``seed``). The windows are drawn by reset seeds of their own, ``10_000 + 100 * seed + i``:
+    never the seeds PPO's environments are reset with."""
+    if windows < 1:
+        raise ValueError(f"windows must be >= 1, got {windows}")
+    first = 10_000 + 100 * seed
+    demos = picker_demonstrations(env, picker, range(first, first + windows))
+    losses = clone_job_selector(agent, demos, epochs=epochs, learning_rate=learning_rate, seed=seed)
+    choices = demos.masks.sum(axis=1) >= 2
+    among = Demonstrations(
+        demos.observations[choices], demos.masks[choices], demos.actions[choices]
+    )
+    return WarmStart(
+        rule,
+        len(demos),
+        windows,
+        epochs,
+        losses[0],
+        losses[-1],
+        agreement(agent, demos),
+        len(among),
+        agreement(agent, among),
+    )
 
 
 def add_cloning_arguments(group) -> None:

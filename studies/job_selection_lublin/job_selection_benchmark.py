@@ -49,12 +49,7 @@ from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from studies.common import REPO, trace
-from studies.imitation.picker_cloning import (
-    add_cloning_arguments,
-    agreement,
-    clone_job_selector,
-    picker_demonstrations,
-)
+from studies.imitation.picker_cloning import add_cloning_arguments, clone_rule
 
 TRACE = "lublin_256.swf.gz"
 PLATFORM = REPO / "platform_examples" / "lublin_256.json"
@@ -233,17 +228,20 @@ def warm_start(agent, inputs, backfill: bool, args) -> str:
     """Clone ``args.warm_start``'s picks on ``args.warm_windows`` training windows (drawn by
     seeds of their own) into ``agent``'s job selector; a line saying how well it agrees."""
     env = training_env(inputs, backfill, args)
-    seeds = range(10_000 + 100 * args.seed, 10_000 + 100 * args.seed + args.warm_windows)
-    demos = picker_demonstrations(env, HeuristicPicker(args.warm_start), seeds)
-    env.close()
-    losses = clone_job_selector(
-        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=args.seed
-    )
-    return (
-        f"(warm start: {args.warm_start}'s {len(demos)} picks on {args.warm_windows} training "
-        f"windows cloned in {args.warm_epochs} epochs, cross-entropy {losses[0]:.4f} -> "
-        f"{losses[-1]:.4f}, agreement {agreement(agent, demos):.4f})"
-    )
+    try:
+        cloned = clone_rule(
+            agent,
+            env,
+            HeuristicPicker(args.warm_start),
+            args.warm_start,
+            seed=args.seed,
+            windows=args.warm_windows,
+            epochs=args.warm_epochs,
+            learning_rate=args.warm_lr,
+        )
+    finally:
+        env.close()
+    return f"({cloned.line()})"
 
 
 def train(inputs, backfill: bool, args) -> tuple[object, float, int]:

@@ -12,11 +12,17 @@ played in the same environment on
   nodes): a trace it never saw (RLBackfilling trained on Lublin-256 and tested on SDSC-SP2).
 
 Figures per window: mean bounded slowdown (tau 10 s), worst wait, worst bounded slowdown.
+
+``--warm-start EASY-SJBF`` (or ``EASY``) first clones that rule's choices on ``--warm-windows``
+training windows into each seed's network (behaviour cloning,
+:func:`studies.imitation.picker_cloning.clone_rule`), then PPO continues from it; with
+``--untrained`` the cloned network plays without PPO (how close the clone is to the rule).
 Usage::
 
     python -m studies.learned_backfilling.backfill_choice --seeds 0 1 2 3 4 --out results.json
     python -m studies.learned_backfilling.backfill_choice --trace KTH-SP2-1996-2.1-cln.swf.gz \
         --platform platform_examples/kth_sp2.json --no-transfer
+    python -m studies.learned_backfilling.backfill_choice --warm-start EASY-SJBF
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
 from studies.common import REPO, trace
+from studies.imitation.picker_cloning import WarmStart, add_cloning_arguments, clone_rule
 from studies.job_selection_lublin.job_selection_benchmark import twostep_config
 
 LUBLIN = ("lublin_256.swf.gz", REPO / "platform_examples" / "lublin_256.json")
@@ -48,6 +55,8 @@ SLOTS = 128
 TAU = 10.0
 
 Picker = Callable[[BackfillChoiceEnv], Any]
+#: The rules played beside the agent, and the ones ``--warm-start`` clones.
+RULES: dict[str, Picker] = {"EASY": easy_pick, "EASY-SJBF": sjbf_pick}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,21 +190,41 @@ def play(env: BackfillChoiceEnv, pick: Picker) -> list[Window]:
     return out
 
 
-def train(inputs: ExperimentInputs, seed: int, args: argparse.Namespace) -> tuple[Picker, float]:
-    """The kernel job selector trained on ``inputs``' training windows; its picker and CPU s."""
+def train(
+    inputs: ExperimentInputs, seed: int, args: argparse.Namespace
+) -> tuple[Picker, float, WarmStart | None, float]:
+    """The kernel job selector trained on ``inputs``' training windows, after cloning
+    ``args.warm_start`` when given: its picker, PPO's CPU s, the warm start and its CPU s."""
     from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
 
-    config = twostep_config(args, seed)
+    config = twostep_config(args, seed, critic_warmup=args.critic_warmup)
     fns = job_selection_factories(
         inputs, args.envs, "train", backfill_choice=True, queue_slots=SLOTS, wait=args.wait
     )
     agent = TwoStepPPO(config, fns)
+    cloned, warm_cpu = None, time.process_time()
+    if args.warm_start is not None:
+        env = BackfillChoiceEnv(inputs, split="train", queue_slots=SLOTS, wait=args.wait)
+        try:
+            cloned = clone_rule(
+                agent,
+                env,
+                RULES[args.warm_start],
+                args.warm_start,
+                seed=seed,
+                windows=args.warm_windows,
+                epochs=args.warm_epochs,
+                learning_rate=args.warm_lr,
+            )
+        finally:
+            env.close()
     cpu = time.process_time()
+    warm_cpu = cpu - warm_cpu
     if not args.untrained:
         agent.learn(args.timesteps)
     cpu = time.process_time() - cpu
     agent.close()
-    return agent.act, cpu
+    return agent.act, cpu, cloned, warm_cpu
 
 
 def summary(windows: Sequence[Window]) -> dict[str, Any]:
@@ -246,13 +275,19 @@ def main(argv: list[str] | None = None) -> int:
         "--wait", action="store_true", help="the agent may also backfill nothing (first protocol)"
     )
     parser.add_argument("--out", type=Path, help="results as JSON (written atomically)")
+    warm = parser.add_argument_group("warm start: clone a rule before PPO")
+    warm.add_argument("--warm-start", choices=tuple(RULES), default=None)
+    warm.add_argument("--warm-windows", type=positive, default=16, help="training windows to clone")
+    add_cloning_arguments(warm)
     args = parser.parse_args(argv)
+    if args.warm_epochs < 1 or not args.warm_lr > 0.0 or args.critic_warmup < 0:
+        parser.error("--warm-epochs must be >= 1, --warm-lr > 0 and --critic-warmup >= 0")
     if args.out is not None and args.out.exists():
         parser.error(f"--out {args.out} exists: choose a new file (results are never overwritten)")
     if args.out is not None and not args.out.parent.is_dir():
         parser.error(f"--out: folder {args.out.parent} does not exist")
     protocol = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
-    results: dict[str, Any] = {"protocol": protocol, "tests": {}}
+    results: dict[str, Any] = {"protocol": protocol, "tests": {}, "warm_start": {}}
     with tempfile.TemporaryDirectory(prefix="hdeeprm-bfchoice-") as tmp:
         folder = Path(tmp)
         window, windows = args.window, args.eval_windows
@@ -270,15 +305,21 @@ def main(argv: list[str] | None = None) -> int:
             tests[f"{label(name)} (transfer)"] = BackfillChoiceEnv(
                 other, split="eval", queue_slots=SLOTS, wait=args.wait
             )
-        rules: dict[str, Picker] = {"EASY": easy_pick, "EASY-SJBF": sjbf_pick}
         for test, env in tests.items():
             results["tests"][test] = {
                 "windows": list(env.windows.eval_starts),
-                "rules": {name: summary(play(env, pick)) for name, pick in rules.items()},
+                "rules": {name: summary(play(env, pick)) for name, pick in RULES.items()},
                 "seeds": {},
             }
         for seed in args.seeds:
-            pick, cpu = train(home, seed, args)
+            pick, cpu, cloned, warm_cpu = train(home, seed, args)
+            if cloned is not None:
+                print(f"seed {seed}: {cloned.line()} ({warm_cpu:.0f} CPU s)", flush=True)
+                results["warm_start"][str(seed)] = {
+                    **dataclasses.asdict(cloned),
+                    "line": cloned.line(),
+                    "cpu_s": round(warm_cpu, 1),
+                }
             steps = 0 if args.untrained else args.timesteps
             print(f"seed {seed}: trained {steps} steps in {cpu:.0f} CPU s", flush=True)
             for test, env in tests.items():
@@ -298,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                 line(f"agent seed {seed}", s)
                 + f"   EASY/agent {easy / s['mean_bsld']:.2f}, {verdict} the best rule"
             )
+    for seed, cloned in results["warm_start"].items():
+        print(f"seed {seed}: {cloned['line']}")
     if args.out is not None:
         write_json(args.out, results, indent=1)
         print(f"written {args.out}")

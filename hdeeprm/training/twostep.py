@@ -116,7 +116,7 @@ class TwoStepConfig(OnPolicyConfig):
     #: earliest submitted, as the heuristic pickers do (0: no position at all, RLScheduler's).
     slot_order_bias: float = 0.0
     #: Updates at the start of training that fit the job selector's critic only (its policy
-    #: loss is left out). A warm-started selector (:mod:`studies.imitation.picker_cloning`)
+    #: loss is left out). A warm-started selector (:mod:`hdeeprm.training.cloning`)
     #: has a good policy and an untrained critic; the critic's first advantages are noise,
     #: and policy steps taken on them undo the warm start.
     critic_warmup: int = 0

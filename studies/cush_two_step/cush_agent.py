@@ -11,7 +11,7 @@ unit ``t`` = 10 s, so the environment's bounded slowdown (tau = 10 s) is NTAT.
 
 ``--warm-start SJF`` first clones that CuSH heuristic's job choices (breadth-first placement)
 on the first ``--warm-sets`` training sets into the job selector
-(:mod:`studies.imitation.picker_cloning`), so that PPO starts from the best rule;
+(:mod:`hdeeprm.training.cloning`), so that PPO starts from the best rule;
 ``--critic-warmup U`` then fits the job selector's critic alone for the first ``U`` PPO
 updates. ``--validation V`` chooses settings without the held-out sets: it holds the last
 ``V`` training sets (seeds ``K - V .. K - 1``) out of training and evaluates on them instead.

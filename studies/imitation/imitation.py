@@ -18,69 +18,17 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from hdeeprm._atomic import atomic_open
 from hdeeprm.environment.observation import HEAD_FEATURES, HEAD_JOBS, QUEUE_FEATURES
-from hdeeprm.errors import InputError
+from hdeeprm.training.cloning import Demonstrations
 from hdeeprm.training.ppo import PPOConfig, PPOTrainer
 
 #: Smallest variance the student's input normaliser assumes (observations are in [0, 1]).
 VAR_FLOOR = 1e-4
-
-
-@dataclass(frozen=True)
-class Demonstrations:
-    """Decisions to imitate: ``observations`` ``(n, d)`` float32, ``masks`` ``(n, A)`` bool
-    (the actions allowed at each decision), ``actions`` ``(n,)`` int64 (the teacher's)."""
-
-    observations: np.ndarray
-    masks: np.ndarray
-    actions: np.ndarray
-
-    def __post_init__(self) -> None:
-        n = len(self.actions)
-        if self.observations.ndim != 2 or len(self.observations) != n:
-            raise ValueError(f"observations must be (n={n}, d), got {self.observations.shape}")
-        if self.masks.ndim != 2 or len(self.masks) != n:
-            raise ValueError(f"masks must be (n={n}, actions), got {self.masks.shape}")
-        if n and not self.masks[np.arange(n), self.actions].all():
-            raise ValueError("a demonstrated action is masked out at its own decision")
-
-    def __len__(self) -> int:
-        return len(self.actions)
-
-    @staticmethod
-    def concat(parts: Sequence[Demonstrations]) -> Demonstrations:
-        """All ``parts`` as one set, in order."""
-        if not parts:
-            raise ValueError("no demonstrations to join")
-        return Demonstrations(
-            np.concatenate([p.observations for p in parts]),
-            np.concatenate([p.masks for p in parts]),
-            np.concatenate([p.actions for p in parts]),
-        )
-
-    def save(self, path: str | Path) -> Path:
-        """Write a ``.npz`` atomically (plain arrays: read back without pickle)."""
-        target = Path(path)
-        with atomic_open(target, "wb") as handle:
-            np.savez(handle, observations=self.observations, masks=self.masks, actions=self.actions)
-        return target
-
-    @classmethod
-    def load(cls, path: str | Path) -> Demonstrations:
-        """Read a file written by :meth:`save`; :class:`InputError` naming it otherwise."""
-        file = Path(path)
-        try:
-            with np.load(file, allow_pickle=False) as data:
-                return cls(data["observations"], data["masks"], data["actions"])
-        except (OSError, KeyError, ValueError) as exc:
-            raise InputError(f"not a demonstrations file: {exc}", str(file)) from None
 
 
 @dataclass(frozen=True)

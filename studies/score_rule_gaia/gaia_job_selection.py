@@ -17,7 +17,7 @@ network scores every visible job alike; ``Q`` = 128 visible jobs) on
 :class:`~hdeeprm.environment.JobSelectionEnv`, each chosen job placed by ``--core-policy``
 (``high_gflops``, the best pair's), rewarded so that an episode's rewards add up to minus
 ``--objective``; with ``--warm-start PICKER`` its job selector first clones that picker's
-decisions on training windows (:mod:`studies.imitation.picker_cloning`), so PPO starts from
+decisions on training windows (:mod:`hdeeprm.training.cloning`), so PPO starts from
 the rule (``SQF`` plays the best pair exactly). Beside it, on the same windows: the policy
 pair ``--pair`` in the pair environment (default ``smallest-high_gflops``, the pair the
 learning benchmark chooses on the training windows) and the heuristic pickers

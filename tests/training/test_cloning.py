@@ -10,8 +10,8 @@ from rl_helpers import random_jobs, write_options, write_workload
 
 from hdeeprm.environment import HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.job_pickers import run_episode
+from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
-from studies.imitation.picker_cloning import agreement, clone_job_selector, picker_demonstrations
 
 
 @pytest.fixture()

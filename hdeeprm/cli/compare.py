@@ -129,6 +129,21 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     help="PPO steps per seed of --learner backfill-choice.",
 )
 @click.option(
+    "--warm-windows",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="backfill-choice: training windows on which the chosen variant's backfill rule is "
+    "cloned into the agent before PPO (0: PPO from scratch).",
+)
+@click.option(
+    "--critic-warmup",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="backfill-choice: first PPO updates that fit the critic alone.",
+)
+@click.option(
     "--test-trace",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Judge on this trace's test range instead (transfer).",
@@ -165,6 +180,8 @@ def main(
     period: float,
     learner: str,
     timesteps: int,
+    warm_windows: int,
+    critic_warmup: int,
     test_trace: Path | None,
     test_platform: Path | None,
     reuse_grid: Path | None,
@@ -236,7 +253,9 @@ def main(
     if learner == "backfill-choice":
         from hdeeprm.comparison.backfill_agent import BackfillAgentLearner
 
-        trainer = BackfillAgentLearner(timesteps=timesteps)
+        trainer = BackfillAgentLearner(
+            timesteps=timesteps, warm_windows=warm_windows, critic_warmup=critic_warmup
+        )
     result = compare(
         setting,
         protocol,

@@ -27,23 +27,29 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.comparison.protocol import SeedContext
 from hdeeprm.comparison.replay import PLACEMENT, WindowScore
 from hdeeprm.comparison.setting import TraceSetting, Windows
-from hdeeprm.environment.backfill_choice import BackfillChoiceEnv
+from hdeeprm.environment.backfill_choice import BackfillChoiceEnv, easy_pick, sjbf_pick
 from hdeeprm.environment.episodes import WorkloadEpisodes, window_workload
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.workload.limits import JobLimits
 from hdeeprm.workload.model import Workload
 
-#: Candidates the agent sees at once (the oldest ones; more are offered as these start).
-QUEUE_SLOTS = 128
+if TYPE_CHECKING:
+    from hdeeprm.training.cloning import WarmStart
 
 Picker = Callable[[BackfillChoiceEnv], int]
+
+#: Candidates the agent sees at once (the oldest ones; more are offered as these start).
+QUEUE_SLOTS = 128
+#: The EASY variants' backfill orders as pickers of ``BackfillChoice-v0`` (what a warm start
+#: clones).
+RULES: dict[str, Picker] = {"FCFS": easy_pick, "SPF": sjbf_pick}
 
 
 def agent_inputs(
@@ -129,9 +135,15 @@ class TrainedBackfillAgent:
     limits: JobLimits
     ordering: str
     timesteps: int
+    warm: WarmStart | None = None
 
     def describe(self) -> str:
-        return f"EASY({self.ordering}/agent; estimates), PPO {self.timesteps} steps"
+        start = (
+            ""
+            if self.warm is None
+            else f" after cloning {self.warm.rule} ({self.warm.agreement:.2f} agreement)"
+        )
+        return f"EASY({self.ordering}/agent; estimates), PPO {self.timesteps} steps{start}"
 
     def play(self, windows: Windows) -> list[WindowScore]:
         return play_windows(windows, self.agent.act, self.limits, self.ordering)
@@ -146,17 +158,27 @@ class BackfillAgentLearner:
     num_steps: int = 1024
     minibatch: int = 256
     learning_rate: float = 3e-4
+    #: Training windows on which the chosen variant's backfill rule (oldest or shortest
+    #: candidate first) is cloned into the agent before PPO (0: PPO from scratch).
+    warm_windows: int = 0
+    warm_epochs: int = 20
+    #: PPO updates that fit the critic alone after the clone (its advantages start as noise).
+    critic_warmup: int = 0
 
     name: ClassVar[str] = "backfill-choice"
 
     def __post_init__(self) -> None:
-        for key in ("timesteps", "num_envs", "num_steps", "minibatch"):
+        for key in ("timesteps", "num_envs", "num_steps", "minibatch", "warm_epochs"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        for key in ("warm_windows", "critic_warmup"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
 
     def train(self, context: SeedContext) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
+        from hdeeprm.training.cloning import clone_rule
         from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
         protocol, setting = context.protocol, context.train.setting
@@ -171,6 +193,7 @@ class BackfillAgentLearner:
             num_minibatches=max(1, self.num_envs * self.num_steps // self.minibatch),
             learning_rate=self.learning_rate,
             seed=context.seed,
+            critic_warmup=self.critic_warmup,
         )
         with tempfile.TemporaryDirectory(prefix="hdeeprm-compare-") as tmp:
             inputs = agent_inputs(setting, part, Path(tmp), window_jobs=protocol.window_jobs)
@@ -184,9 +207,23 @@ class BackfillAgentLearner:
                 ordering=ordering,
             )
             agent = TwoStepPPO(config, fns)
+            warm = None
+            if self.warm_windows:
+                rule = context.baseline.backfill
+                env = fns[0]()
+                warm = clone_rule(
+                    agent,
+                    env,
+                    RULES[rule],
+                    f"{ordering}/{rule}",
+                    seed=context.seed,
+                    windows=self.warm_windows,
+                    epochs=self.warm_epochs,
+                )
+                env.close()
             agent.learn(self.timesteps)
             agent.close()
-        trained = TrainedBackfillAgent(agent, inputs.job_limits, ordering, self.timesteps)
+        trained = TrainedBackfillAgent(agent, inputs.job_limits, ordering, self.timesteps, warm)
         return trained, trained.play(context.train)
 
 

@@ -109,3 +109,35 @@ def test_command_with_the_backfilling_agent(tmp_path) -> None:
     saved = json.loads((out / "results.json").read_text())
     assert saved["protocol"]["learner"] == "backfill-choice"
     assert "/agent; estimates), PPO 256 steps" in saved["seeds"][0]["learned"]
+
+
+def test_warm_start_clones_the_chosen_backfill_rule(tmp_path) -> None:
+    """Cloned on 4 training windows (300 epochs: few decisions), the agent agrees with the
+    chosen variant's backfill rule on 93% of its decisions (90% of those with a choice)."""
+    setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
+    protocol = Protocol(
+        JobRange(0, 200),
+        JobRange(200, 400),
+        window_jobs=50,
+        pool_windows=3,
+        train_windows=2,
+        test_windows=2,
+        predictions=PREDICTIONS[:1],
+    )
+    learner = BackfillAgentLearner(
+        timesteps=256,
+        num_envs=1,
+        num_steps=128,
+        minibatch=64,
+        learning_rate=1e-9,
+        warm_windows=4,
+        warm_epochs=300,
+    )
+    (result,) = compare(setting, protocol, [0], learner=learner).seeds
+    warm = result.learned.warm
+    assert warm.rule == f"{result.baseline.primary}/{result.baseline.backfill}"
+    assert warm.windows == 4 and warm.picks > 50
+    assert warm.agreement >= 0.9 and warm.choice_agreement >= 0.85
+    assert "after cloning" in result.learned.describe()
+    with pytest.raises(ValueError, match="warm_windows must be >= 0"):
+        BackfillAgentLearner(warm_windows=-1)

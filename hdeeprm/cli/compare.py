@@ -144,6 +144,14 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     help="backfill-choice: first PPO updates that fit the critic alone.",
 )
 @click.option(
+    "--snapshots",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="backfill-choice: networks kept at evenly spaced PPO updates; the one (or the clone) "
+    "with the lowest mean on the seed's training windows plays the held-out ones.",
+)
+@click.option(
     "--test-trace",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Judge on this trace's test range instead (transfer).",
@@ -182,6 +190,7 @@ def main(
     timesteps: int,
     warm_windows: int,
     critic_warmup: int,
+    snapshots: int,
     test_trace: Path | None,
     test_platform: Path | None,
     reuse_grid: Path | None,
@@ -254,7 +263,10 @@ def main(
         from hdeeprm.comparison.backfill_agent import BackfillAgentLearner
 
         trainer = BackfillAgentLearner(
-            timesteps=timesteps, warm_windows=warm_windows, critic_warmup=critic_warmup
+            timesteps=timesteps,
+            warm_windows=warm_windows,
+            critic_warmup=critic_warmup,
+            snapshots=snapshots,
         )
     result = compare(
         setting,

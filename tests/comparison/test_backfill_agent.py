@@ -139,5 +139,32 @@ def test_warm_start_clones_the_chosen_backfill_rule(tmp_path) -> None:
     assert warm.windows == 4 and warm.picks > 50
     assert warm.agreement >= 0.9 and warm.choice_agreement >= 0.85
     assert "after cloning" in result.learned.describe()
+
+
+def test_snapshot_kept_is_the_best_on_the_training_windows(tmp_path) -> None:
+    """With a warm start and 2 snapshots, three networks are compared on the seed's training
+    windows (the clone, after 1 update, after 2): the kept one's training figures are the
+    lowest of the three, and it plays the held-out windows."""
+    setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
+    protocol = Protocol(
+        JobRange(0, 200),
+        JobRange(200, 400),
+        window_jobs=50,
+        pool_windows=3,
+        train_windows=2,
+        test_windows=2,
+        predictions=PREDICTIONS[:1],
+    )
+    learner = BackfillAgentLearner(
+        timesteps=256, num_envs=1, num_steps=128, minibatch=64, warm_windows=2, snapshots=2
+    )
+    (result,) = compare(setting, protocol, [0], learner=learner).seeds
+    trained = result.learned
+    names = [name for name, _ in trained.candidates]
+    assert names == ["clone", "update 1 of 2", "update 2 of 2"]
+    best = min(mean for _, mean in trained.candidates)
+    assert result.learned_train.mean_bsld == best
+    assert trained.kept.startswith(names[[m for _, m in trained.candidates].index(best)])
+    assert trained.play(Windows(setting, 50, tuple(result.train_starts)))[0].nb_jobs == 50
     with pytest.raises(ValueError, match="warm_windows must be >= 0"):
         BackfillAgentLearner(warm_windows=-1)

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.comparison.protocol import SeedContext
-from hdeeprm.comparison.replay import PLACEMENT, WindowScore
+from hdeeprm.comparison.replay import PLACEMENT, WindowScore, window_score
 from hdeeprm.comparison.setting import TraceSetting, Windows
 from hdeeprm.environment.backfill_choice import BackfillChoiceEnv, easy_pick, sjbf_pick
 from hdeeprm.environment.episodes import WorkloadEpisodes, window_workload
@@ -107,23 +106,7 @@ def play_windows(
             while not done:
                 _, _, done, _, _ = env.step(pick(env))
             assert env.engine is not None
-            jobs = env.engine.finished_jobs
-            if len(jobs) != len(workloads[k].jobs):
-                raise RuntimeError(f"{len(workloads[k].jobs) - len(jobs)} jobs never ended")
-            m = job_metrics(
-                [j.spec.subtime for j in jobs],
-                [j.start_time for j in jobs],
-                [j.finish_time for j in jobs],
-            )
-            scores.append(
-                WindowScore(
-                    m.mean_bounded_slowdown,
-                    m.mean_waiting,
-                    m.max_waiting,
-                    m.max_bounded_slowdown,
-                    m.nb_ran,
-                )
-            )
+            scores.append(window_score(env.engine, workloads[k], "BackfillChoice-v0"))
         env.close()
     return scores
 

@@ -55,10 +55,16 @@ def replay(setting: TraceSetting, workload: Workload, scheduler: SchedulingStrat
     )
     engine = Engine(setting.sim_platform, workload)
     run(engine, manager)
+    return window_score(engine, workload, repr(scheduler))
+
+
+def window_score(engine: Engine, workload: Workload, who: str) -> WindowScore:
+    """The figures of ``workload`` once ``engine`` played it (under ``who``, named if a job
+    never ended)."""
     jobs = engine.finished_jobs
     if len(jobs) != len(workload.jobs):
         raise RuntimeError(
-            f"{len(workload.jobs) - len(jobs)} jobs of the window never ended under {scheduler!r}"
+            f"{len(workload.jobs) - len(jobs)} jobs of the window never ended under {who}"
         )
     m = job_metrics(
         [j.spec.subtime for j in jobs],

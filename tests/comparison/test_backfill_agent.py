@@ -14,7 +14,7 @@ from trace_files import PLATFORM_EXAMPLES, trace_path
 from hdeeprm.cli.compare import main as compare_main
 from hdeeprm.comparison.backfill_agent import BackfillAgentLearner, play_windows
 from hdeeprm.comparison.protocol import Protocol, compare, play_fixed
-from hdeeprm.comparison.setting import JobRange, Windows, load_setting
+from hdeeprm.comparison.setting import JobRange, TraceSetting, Windows, load_setting
 from hdeeprm.comparison.variants import PREDICTIONS, variant
 from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
 
@@ -72,10 +72,9 @@ def test_unknown_ordering_is_refused(tmp_path) -> None:
         play_windows(Windows(setting, 4, (0,)), easy_pick, ordering="XYZ")
 
 
-TINY = BackfillAgentLearner(timesteps=256, num_envs=1, num_steps=128, minibatch=64)
-
-
-def test_learner_through_the_protocol_is_deterministic(tmp_path) -> None:
+def small_comparison(tmp_path) -> tuple[TraceSetting, Protocol]:
+    """A loaded 8-core trace of 400 jobs: 50-job windows, 2 of 3 pool windows per seed, 2
+    held-out windows, the 36 variants with user estimates."""
     setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
     protocol = Protocol(
         JobRange(0, 200),
@@ -86,6 +85,14 @@ def test_learner_through_the_protocol_is_deterministic(tmp_path) -> None:
         test_windows=2,
         predictions=PREDICTIONS[:1],
     )
+    return setting, protocol
+
+
+TINY = BackfillAgentLearner(timesteps=256, num_envs=1, num_steps=128, minibatch=64)
+
+
+def test_learner_through_the_protocol_is_deterministic(tmp_path) -> None:
+    setting, protocol = small_comparison(tmp_path)
     runs = [compare(setting, protocol, [0], learner=TINY) for _ in range(2)]
     first, second = (run.seeds[0] for run in runs)
     assert runs[0].learner == "backfill-choice"
@@ -114,16 +121,7 @@ def test_command_with_the_backfilling_agent(tmp_path) -> None:
 def test_warm_start_clones_the_chosen_backfill_rule(tmp_path) -> None:
     """Cloned on 4 training windows (300 epochs: few decisions), the agent agrees with the
     chosen variant's backfill rule on 93% of its decisions (90% of those with a choice)."""
-    setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
-    protocol = Protocol(
-        JobRange(0, 200),
-        JobRange(200, 400),
-        window_jobs=50,
-        pool_windows=3,
-        train_windows=2,
-        test_windows=2,
-        predictions=PREDICTIONS[:1],
-    )
+    setting, protocol = small_comparison(tmp_path)
     learner = BackfillAgentLearner(
         timesteps=256,
         num_envs=1,
@@ -145,16 +143,7 @@ def test_snapshot_kept_is_the_best_on_the_training_windows(tmp_path) -> None:
     """With a warm start and 2 snapshots, three networks are compared on the seed's training
     windows (the clone, after 1 update, after 2): the kept one's training figures are the
     lowest of the three, and it plays the held-out windows."""
-    setting = load_setting(*write_setting(tmp_path, synthetic_jobs(400), cores=8))
-    protocol = Protocol(
-        JobRange(0, 200),
-        JobRange(200, 400),
-        window_jobs=50,
-        pool_windows=3,
-        train_windows=2,
-        test_windows=2,
-        predictions=PREDICTIONS[:1],
-    )
+    setting, protocol = small_comparison(tmp_path)
     learner = BackfillAgentLearner(
         timesteps=256, num_envs=1, num_steps=128, minibatch=64, warm_windows=2, snapshots=2
     )

@@ -38,16 +38,12 @@ from hdeeprm.scenarios.cush_agent import (
     play_jobset,
     prepare_agent_inputs,
 )
+from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from hdeeprm.workload.model import Workload
 from studies.common import REPO
 from studies.cush_two_step.paired import paired_test
-from studies.imitation.picker_cloning import (
-    add_cloning_arguments,
-    agreement,
-    clone_job_selector,
-    picker_demonstrations,
-)
+from studies.imitation.picker_cloning import add_cloning_arguments
 
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0

@@ -1,27 +1,8 @@
 """The warm start's command-line options the study scripts share; the cloning itself is
-:mod:`hdeeprm.training.cloning` (re-exported here).
+:mod:`hdeeprm.training.cloning`.
 """
 
 from __future__ import annotations
-
-from hdeeprm.training.cloning import (
-    Demonstrations,
-    WarmStart,
-    agreement,
-    clone_job_selector,
-    clone_rule,
-    picker_demonstrations,
-)
-
-__all__ = [
-    "Demonstrations",
-    "WarmStart",
-    "add_cloning_arguments",
-    "agreement",
-    "clone_job_selector",
-    "clone_rule",
-    "picker_demonstrations",
-]
 
 
 def add_cloning_arguments(group) -> None:

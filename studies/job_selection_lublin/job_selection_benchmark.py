@@ -48,8 +48,9 @@ from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
+from hdeeprm.training.cloning import clone_rule
 from studies.common import REPO, trace
-from studies.imitation.picker_cloning import add_cloning_arguments, clone_rule
+from studies.imitation.picker_cloning import add_cloning_arguments
 
 TRACE = "lublin_256.swf.gz"
 PLATFORM = REPO / "platform_examples" / "lublin_256.json"

@@ -15,7 +15,7 @@ Figures per window: mean bounded slowdown (tau 10 s), worst wait, worst bounded 
 
 ``--warm-start EASY-SJBF`` (or ``EASY``) first clones that rule's choices on ``--warm-windows``
 training windows into each seed's network (behaviour cloning,
-:func:`studies.imitation.picker_cloning.clone_rule`), then PPO continues from it; with
+:func:`hdeeprm.training.cloning.clone_rule`), then PPO continues from it; with
 ``--untrained`` the cloned network plays without PPO (how close the clone is to the rule).
 Usage::
 
@@ -43,8 +43,9 @@ from hdeeprm.environment import BackfillChoiceEnv
 from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
+from hdeeprm.training.cloning import WarmStart, clone_rule
 from studies.common import REPO, trace
-from studies.imitation.picker_cloning import WarmStart, add_cloning_arguments, clone_rule
+from studies.imitation.picker_cloning import add_cloning_arguments
 from studies.job_selection_lublin.job_selection_benchmark import twostep_config
 
 LUBLIN = ("lublin_256.swf.gz", REPO / "platform_examples" / "lublin_256.json")

@@ -43,13 +43,9 @@ from hdeeprm.environment.job_selection import SLOWDOWN_OBJECTIVES
 from hdeeprm.environment.reward import episode_objective
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import options_from_json
+from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
-from studies.imitation.picker_cloning import (
-    add_cloning_arguments,
-    agreement,
-    clone_job_selector,
-    picker_demonstrations,
-)
+from studies.imitation.picker_cloning import add_cloning_arguments
 from studies.ppo_policy_pairs import learning_benchmark as lb
 
 SLOTS = 128

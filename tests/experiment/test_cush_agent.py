@@ -175,11 +175,7 @@ def test_same_seed_same_agent(tmp_path: Path) -> None:
 def test_warm_start_clones_sjf_into_the_job_selector(tmp_path: Path) -> None:
     """SJF's job choices, placed breadth-first, recorded on two training sets replay SJF BF
     exactly; cloned, they set the job selector only (the policy selector stays as built)."""
-    from studies.imitation.picker_cloning import (
-        agreement,
-        clone_job_selector,
-        picker_demonstrations,
-    )
+    from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
 
     scenario = CushScenario(SIERRA, time_unit=10.0)
     sets = tuple(scenario.jobset(seed) for seed in (0, 1))

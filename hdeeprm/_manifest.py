@@ -24,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,31 @@ from hdeeprm._jsonfile import too_deep
 from hdeeprm.errors import InputError
 
 MANIFEST_FILE = ".hdeeprm_inputs.json"
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """One process at a time checks and writes ``folder``'s generated inputs: several
+    environments built at once from the same options (vector workers) would otherwise find
+    each other's files written but not yet recorded, and refuse them as foreign. An advisory
+    ``flock`` on the folder itself (no file is created); where the OS has none, no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a folder this process cannot open: the reads and writes will say so
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 FORMAT = 2
 _CHUNK = 1 << 20
 

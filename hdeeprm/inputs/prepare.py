@@ -33,7 +33,7 @@ from hdeeprm import __version__
 from hdeeprm._atomic import ensure_dir, json_text
 from hdeeprm._inputfile import check_input_file
 from hdeeprm._manifest import MANIFEST_FILE as MANIFEST_FILE
-from hdeeprm._manifest import Manifest, file_sha256
+from hdeeprm._manifest import Manifest, file_sha256, folder_lock
 from hdeeprm.errors import InputError
 from hdeeprm.options import Options
 from hdeeprm.platform import Platform, load_platform
@@ -143,6 +143,18 @@ def prepare_inputs(
         check_input_file(options.workload_file_path, "trace", "workload_file_path" + source)
     out = Path(output_dir) if output_dir is not None else options.base_dir
     ensure_dir(out)
+    with folder_lock(out):
+        return _prepare_in(out, options, custom_workload, log, source)
+
+
+def _prepare_in(
+    out: Path,
+    options: Options,
+    custom_workload: str | os.PathLike[str] | None,
+    log: Callable[[str], None],
+    source: str,
+) -> ExperimentInputs:
+    """:func:`prepare_inputs` once the run folder ``out`` is this process's."""
     manifest = Manifest.load(out)
     custom_path = Path(custom_workload).resolve() if custom_workload is not None else None
 

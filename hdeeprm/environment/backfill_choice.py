@@ -82,8 +82,8 @@ class BackfillChoiceEnv(JobSelectionEnv):
     def _settle(self) -> None:
         """Start heads while they fit, then offer the candidates; run on while there are none."""
         while not self._done:
-            self._start_heads()
-            if self._offer():
+            head = self._start_heads()
+            if head is not None and self._offer(head):
                 break
             self._proceed()
         if self._done:
@@ -103,9 +103,9 @@ class BackfillChoiceEnv(JobSelectionEnv):
         key = sort_key(self.ordering, self.manager.now)
         return min(queue.head(len(queue)), key=lambda job: key(_Ordered(job)))
 
-    def _start_heads(self) -> None:
+    def _start_heads(self) -> JobRecord | None:
         """EASY's first step: the first queued jobs in the primary ordering start, in order,
-        while each fits."""
+        while each fits; the first that does not (None: the queue emptied)."""
         manager, started = self.manager, self._started
         queue = manager.job_queue
         while len(queue):
@@ -114,18 +114,18 @@ class BackfillChoiceEnv(JobSelectionEnv):
                 manager.fits_now(head.res, head.mem, head.gpus)
                 and manager.start_job(head, self.core_policy)
             ):
-                return
+                return head
             started.append(head)
+        return None
 
-    def _offer(self) -> bool:
-        """The candidates around the reserved head as the visible jobs; False when none."""
+    def _offer(self, head: JobRecord) -> bool:
+        """The candidates around the reserved ``head`` as the visible jobs; False when none."""
         manager = self.manager
         queue = manager.job_queue
         free = manager.pool.free_count
         if len(queue) < 2 or not free:
             return False
         jobs = queue.head(len(queue))
-        head = self._head()
         now = manager.now
         shadow, extra = self._reservation(head, free, now)
         fits_now, limit = manager.fits_now, self.queue_slots

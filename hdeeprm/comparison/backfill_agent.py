@@ -1,14 +1,15 @@
 """A learned scheduler for the comparison: an agent that chooses what EASY backfills.
 
 :class:`BackfillAgentLearner` is a :class:`~hdeeprm.comparison.protocol.Learner` for step 3 of
-the protocol. The scheduler stays EASY, with the primary ordering of the
-variant chosen on the seed's training windows: the first job in that ordering starts when it
-fits, else it is reserved (user estimates), and the agent chooses which of the jobs EASY may
-backfill now starts (``hdeeprm/BackfillChoice-v0``, RLBackfilling's setting, with the chosen
-ordering in place of FCFS; the reservation is its starvation guard). What is learned is the
-backfill order, which replaces the chosen variant's (FCFS or SJBF); a variant that predicts run
-times (AVE2, E-Loss) gives only its ordering, the agent reserves with the user estimates. The
-agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector.
+the protocol. The scheduler stays EASY, with the primary ordering and the run-time predictor
+(and correction) of the variant chosen on the seed's training windows: the first job in that
+ordering starts when it fits, else it is reserved with those predictions, and the agent chooses
+which of the jobs EASY may backfill now starts (``hdeeprm/BackfillChoice-v0``, RLBackfilling's
+setting, with the chosen variant in place of plain EASY; the reservation is its starvation
+guard). What is learned is the backfill order, which replaces the chosen variant's (FCFS or
+SJBF). The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector; ties
+between candidates of equal features go to the oldest (``slot_order_bias``), as the rules
+break them.
 
 It trains on windows of ``window_jobs`` jobs drawn at random from the whole training range
 (the comparison's training part: no held-out job), with the training seed. Its observation
@@ -33,10 +34,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hdeeprm.comparison.protocol import SeedContext
 from hdeeprm.comparison.replay import PLACEMENT, WindowScore, window_score
 from hdeeprm.comparison.setting import TraceSetting, Windows
+from hdeeprm.comparison.variants import label, variant
 from hdeeprm.environment.backfill_choice import BackfillChoiceEnv, easy_pick, sjbf_pick
 from hdeeprm.environment.episodes import WorkloadEpisodes, window_workload
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
 from hdeeprm.options import load_options
+from hdeeprm.scheduling.config import HeuristicTriple
 from hdeeprm.workload.limits import JobLimits
 from hdeeprm.workload.model import Workload
 
@@ -50,6 +53,8 @@ QUEUE_SLOTS = 128
 #: The EASY variants' backfill orders as pickers of ``BackfillChoice-v0`` (what a warm start
 #: clones).
 RULES: dict[str, Picker] = {"FCFS": easy_pick, "SPF": sjbf_pick}
+#: Reservations with the users' requested times (plain EASY).
+ESTIMATES = HeuristicTriple()
 
 
 def agent_inputs(
@@ -81,11 +86,15 @@ def agent_inputs(
 
 
 def play_windows(
-    windows: Windows, pick: Picker, limits: JobLimits | None = None, ordering: str = "FCFS"
+    windows: Windows,
+    pick: Picker,
+    limits: JobLimits | None = None,
+    ordering: str = "FCFS",
+    triple: HeuristicTriple = ESTIMATES,
 ) -> list[WindowScore]:
-    """Every window of ``windows`` in ``BackfillChoice-v0`` with EASY's primary ``ordering``,
-    each candidate chosen by ``pick(env)``, with the figures
-    :func:`~hdeeprm.comparison.replay.replay` gives."""
+    """Every window of ``windows`` in ``BackfillChoice-v0`` with EASY's primary ``ordering``
+    and ``triple``'s predictor and correction, each candidate chosen by ``pick(env)``, with
+    the figures :func:`~hdeeprm.comparison.replay.replay` gives."""
     setting = windows.setting
     workloads = [windows.workload(k) for k in range(len(windows))]
     with tempfile.TemporaryDirectory(prefix="hdeeprm-compare-") as tmp:
@@ -96,6 +105,8 @@ def play_windows(
             queue_slots=QUEUE_SLOTS,
             core_policy=PLACEMENT[1],
             ordering=ordering,
+            predictor=triple.predictor,
+            correction=triple.correction,
         )
         env.windows = WorkloadEpisodes(workloads, "eval")
         env.split = "eval"
@@ -119,6 +130,7 @@ class TrainedBackfillAgent:
     limits: JobLimits
     ordering: str
     timesteps: int
+    triple: HeuristicTriple = ESTIMATES
     warm: WarmStart | None = None
     #: Which snapshot was kept, when several were compared on the training windows, and
     #: every one compared: (name, mean bounded slowdown on the training windows).
@@ -132,10 +144,13 @@ class TrainedBackfillAgent:
             else f" after cloning {self.warm.rule} ({self.warm.agreement:.2f} agreement)"
         )
         kept = f", {self.kept}" if self.kept else ""
-        return f"EASY({self.ordering}/agent; estimates), PPO {self.timesteps} steps{start}{kept}"
+        # the variant's own label, with the agent as its backfill order
+        name = label(variant(self.ordering, "FCFS", self.triple.predictor, self.triple.correction))
+        name = name.replace(f"({self.ordering}/FCFS;", f"({self.ordering}/agent;")
+        return f"{name}, PPO {self.timesteps} steps{start}{kept}"
 
     def play(self, windows: Windows) -> list[WindowScore]:
-        return play_windows(windows, self.agent.act, self.limits, self.ordering)
+        return play_windows(windows, self.agent.act, self.limits, self.ordering, self.triple)
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,10 @@ class BackfillAgentLearner:
     #: 2 or more, the one with the lowest mean on the seed's training windows is kept (the
     #: clone, with a warm start, is a candidate too). 1: the final network.
     snapshots: int = 1
+    #: :attr:`~hdeeprm.training.twostep.TwoStepConfig.slot_order_bias`: a small value breaks
+    #: ties between equal candidates towards the oldest, as the rules do (a clone can then
+    #: play its rule exactly); 0: no tie-break.
+    slot_order_bias: float = 1e-3
 
     name: ClassVar[str] = "backfill-choice"
 
@@ -169,13 +188,15 @@ class BackfillAgentLearner:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not self.slot_order_bias >= 0:
+            raise ValueError(f"slot_order_bias must be >= 0, got {self.slot_order_bias}")
 
     def train(self, context: SeedContext) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
         from hdeeprm.training.cloning import clone_rule
         from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
         protocol, setting = context.protocol, context.train.setting
-        ordering = context.baseline.primary
+        ordering, triple = context.baseline.primary, context.baseline.triple
         part = window_workload(
             setting.workload, protocol.train.first, protocol.train.stop - protocol.train.first
         )
@@ -187,6 +208,7 @@ class BackfillAgentLearner:
             learning_rate=self.learning_rate,
             seed=context.seed,
             critic_warmup=self.critic_warmup,
+            slot_order_bias=self.slot_order_bias,
         )
         with tempfile.TemporaryDirectory(prefix="hdeeprm-compare-") as tmp:
             inputs = agent_inputs(setting, part, Path(tmp), window_jobs=protocol.window_jobs)
@@ -198,6 +220,8 @@ class BackfillAgentLearner:
                 queue_slots=QUEUE_SLOTS,
                 core_policy=PLACEMENT[1],
                 ordering=ordering,
+                predictor=triple.predictor,
+                correction=triple.correction,
             )
             agent = TwoStepPPO(config, fns)
             warm = None
@@ -228,7 +252,9 @@ class BackfillAgentLearner:
 
             agent.learn(self.timesteps, callback=snapshot)
             agent.close()
-        trained = TrainedBackfillAgent(agent, inputs.job_limits, ordering, self.timesteps, warm)
+        trained = TrainedBackfillAgent(
+            agent, inputs.job_limits, ordering, self.timesteps, triple, warm
+        )
         if len(kept) < 2:
             return trained, trained.play(context.train)
         scored = []

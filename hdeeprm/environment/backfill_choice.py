@@ -1,14 +1,20 @@
 """The agent chooses what EASY backfills (``hdeeprm/BackfillChoice-v0``): RLBackfilling's setting.
 
 EASY stays the scheduler and its reservation the safety net; learning only decides the order
-in which jobs backfill. At every decision point the environment itself starts the oldest queued
-job (the *head*, submission order) while it fits. When it does not, the head is reserved as
-EASY reserves it (at the earliest time enough cores are predicted free by the running jobs'
-requested times, :meth:`hdeeprm.scheduling.profile.RunningEnds.shadow`), and the **candidates**
-are the other queued jobs that EASY may start now: they fit, and either end (by their requested
-time) by the reservation or use only cores spare at that time. Starting a candidate can never
-delay the head (free and spare cores only shrink), so no job waits longer than under EASY's
-guarantee.
+in which jobs backfill. At every decision point the environment itself starts the first queued
+job in EASY's primary ordering (the *head*; submission order by default) while it fits. When it
+does not, the head is reserved as EASY reserves it (at the earliest time enough cores are
+predicted free by the running jobs, :meth:`hdeeprm.scheduling.profile.RunningEnds.shadow`), and
+the **candidates** are the other queued jobs that EASY may start now: they fit, and either are
+predicted to end by the reservation or use only cores spare at that time. Starting a candidate
+can never delay the head (free and spare cores only shrink), so no job waits longer than under
+EASY's guarantee.
+
+Predictions are the users' requested times by default; ``predictor`` and ``correction`` take
+those of another EASY variant (AVE2, the E-Loss regression; corrections of the jobs that outlive
+them), kept as :class:`~hdeeprm.scheduling.BackfillScheduler` keeps them
+(:class:`~hdeeprm.scheduling.predicted.PredictedEnds`): they order the queue, make the
+reservation and decide which jobs end by it.
 
 * **Action**: one of the first ``queue_slots`` candidates in submission order (slot ``i``).
   As EASY, a candidate always starts: *do nothing* (the last action) is masked, unless
@@ -19,11 +25,12 @@ guarantee.
   (the slots hold the candidates, and the last feature counts the queued jobs that are not
   candidates); the rewards add up to minus the episode's mean bounded slowdown.
 * **The rules as agents**: always slot 0 is EASY (first come, first backfilled); the candidate
-  with the shortest requested time is EASY-SJBF (:func:`easy_pick`, :func:`sjbf_pick`).
+  with the shortest predicted run time is EASY-SJBF (:func:`easy_pick`, :func:`sjbf_pick`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,7 +38,13 @@ import numpy as np
 from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.job_selection import _NO_SEQS, JobSelectionEnv, _JobTable
 from hdeeprm.errors import SimulationError
+from hdeeprm.scheduling.config import HeuristicTriple
+from hdeeprm.scheduling.corrections import CORRECTIONS
 from hdeeprm.scheduling.orderings import ORDERINGS, sort_key
+from hdeeprm.scheduling.predicted import PredictedEnds
+
+#: Run-time predictors the reservation can use (:mod:`hdeeprm.scheduling.predictors`).
+PREDICTORS: tuple[str, ...] = ("requested", "ave2", "regression", "clairvoyant")
 
 
 class BackfillChoiceEnv(JobSelectionEnv):
@@ -40,11 +53,20 @@ class BackfillChoiceEnv(JobSelectionEnv):
     Takes :class:`~hdeeprm.environment.job_selection.JobSelectionEnv`'s arguments except
     ``backfill`` (always on, and the agent's), ``policies`` and ``rlscheduler``; ``wait``
     allows doing nothing while candidates wait (an agent can then refuse to backfill: on
-    lublin_256 two seeds of five learned to, and did worse than no backfilling at all).
+    lublin_256 two seeds of five learned to, and did worse than no backfilling at all);
+    ``ordering``, ``predictor`` and ``correction`` are those of the EASY variant the agent
+    backfills for (module docstring).
     """
 
     def __init__(
-        self, inputs: Any, *, wait: bool = False, ordering: str = "FCFS", **kwargs: Any
+        self,
+        inputs: Any,
+        *,
+        wait: bool = False,
+        ordering: str = "FCFS",
+        predictor: str = "requested",
+        correction: str = "requested",
+        **kwargs: Any,
     ) -> None:
         for key in ("backfill", "policies", "rlscheduler"):
             if kwargs.get(key):
@@ -54,10 +76,23 @@ class BackfillChoiceEnv(JobSelectionEnv):
             raise ValueError(
                 f"unknown ordering {ordering!r}; expected one of {', '.join(ORDERINGS)}"
             )
+        if predictor not in PREDICTORS:
+            raise ValueError(
+                f"unknown predictor {predictor!r}; expected one of {', '.join(PREDICTORS)}"
+            )
+        if correction not in CORRECTIONS:
+            raise ValueError(
+                f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}"
+            )
+        #: The predictor and correction of the reservations (``variant`` is not read).
+        self.triple = HeuristicTriple(predictor, correction)
+        #: ``predicted(job)``: the run time predicted for a queued job at its submission
+        #: (the requested time, or the episode's predictor's, set at each reset).
+        self.predicted: Callable[[JobRecord], float] = _requested
         super().__init__(inputs, backfill=True, **kwargs)
         self.wait = bool(wait)
-        #: EASY's primary ordering (:mod:`hdeeprm.scheduling.orderings`, run times predicted by
-        #: the requested times): the head is the first queued job in it.
+        #: EASY's primary ordering (:mod:`hdeeprm.scheduling.orderings`, read with the
+        #: predicted run times): the head is the first queued job in it.
         self.ordering = ordering
         #: The reserved head of the last offer (None: every head started) and its reservation.
         self.head: JobRecord | None = None
@@ -75,6 +110,15 @@ class BackfillChoiceEnv(JobSelectionEnv):
         if fresh and not self.wait and not self._done and self._visible:
             mask[self.do_nothing] = False
         return mask
+
+    def _running_ends(self, manager: Any) -> Any:
+        """Requested ends (the parent's, the fast path), or the variant's predictions."""
+        if self.triple.predictor == "requested":
+            self.predicted = _requested
+            return super()._running_ends(manager)
+        ends = PredictedEnds(self.triple, lambda: manager.now)
+        self.predicted = ends.predicted
+        return ends
 
     def _wait_for(self, job: JobRecord, core_policy: str) -> None:
         raise SimulationError(f"candidate {job.id} did not fit: candidates fit by definition")
@@ -100,8 +144,8 @@ class BackfillChoiceEnv(JobSelectionEnv):
         queue = self.manager.job_queue
         if self.ordering == "FCFS":
             return queue.head(1)[0]
-        key = sort_key(self.ordering, self.manager.now)
-        return min(queue.head(len(queue)), key=lambda job: key(_Ordered(job)))
+        key, predicted = sort_key(self.ordering, self.manager.now), self.predicted
+        return min(queue.head(len(queue)), key=lambda job: key(_Ordered(job, predicted(job))))
 
     def _start_heads(self) -> JobRecord | None:
         """EASY's first step: the first queued jobs in the primary ordering start, in order,
@@ -128,12 +172,12 @@ class BackfillChoiceEnv(JobSelectionEnv):
         jobs = queue.head(len(queue))
         now = manager.now
         shadow, extra = self._reservation(head, free, now)
-        fits_now, limit = manager.fits_now, self.queue_slots
+        fits_now, limit, predicted = manager.fits_now, self.queue_slots, self.predicted
         candidates = []
         for job in jobs:
             if job is not head and (
                 job.res <= free
-                and (now + job.req_time <= shadow or job.res <= extra)
+                and (now + predicted(job) <= shadow or job.res <= extra)
                 and fits_now(job.res, job.mem, job.gpus)
             ):
                 candidates.append(job)
@@ -163,8 +207,9 @@ class BackfillChoiceEnv(JobSelectionEnv):
         started, kept = self._started, self._pass
         if kept is not None and kept[0] is head and kept[1] == now and kept[4] is started:
             shadow, extra, counted = kept[2], kept[3], kept[5]
+            predicted = self.predicted
             for job in started[counted:]:
-                if now + job.req_time > shadow:
+                if now + predicted(job) > shadow:
                     extra -= job.res
         else:
             shadow, extra = self._ends.shadow(head.res, free, now)
@@ -172,14 +217,18 @@ class BackfillChoiceEnv(JobSelectionEnv):
         return shadow, extra
 
 
+def _requested(job: JobRecord) -> float:
+    return job.req_time
+
+
 class _Ordered:
-    """A queued job as an ordering reads it (:class:`~hdeeprm.scheduling.orderings.Orderable`):
-    its requested time is its predicted run time."""
+    """A queued job as an ordering reads it (:class:`~hdeeprm.scheduling.orderings.Orderable`)
+    with its predicted run time."""
 
     __slots__ = ("seq", "subtime", "res", "pred")
 
-    def __init__(self, job: JobRecord) -> None:
-        self.seq, self.subtime, self.res, self.pred = job.seq, job.subtime, job.res, job.req_time
+    def __init__(self, job: JobRecord, pred: float) -> None:
+        self.seq, self.subtime, self.res, self.pred = job.seq, job.subtime, job.res, pred
 
 
 def easy_pick(env: BackfillChoiceEnv) -> int:
@@ -188,8 +237,10 @@ def easy_pick(env: BackfillChoiceEnv) -> int:
 
 
 def sjbf_pick(env: BackfillChoiceEnv) -> int:
-    """EASY-SJBF: the candidate with the shortest requested time (the oldest among equals)."""
-    return int(np.argmin([job.req_time for job in env.visible_jobs]))
+    """EASY-SJBF: the candidate with the shortest predicted run time (the oldest among
+    equals)."""
+    predicted = env.predicted
+    return int(np.argmin([predicted(job) for job in env.visible_jobs]))
 
 
-__all__ = ["BackfillChoiceEnv", "easy_pick", "sjbf_pick"]
+__all__ = ["PREDICTORS", "BackfillChoiceEnv", "easy_pick", "sjbf_pick"]

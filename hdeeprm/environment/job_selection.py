@@ -431,12 +431,17 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         base = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
         self.job_width = base + (len(GPU_FEATURES) if self._cluster.nb_gpu_types else 0)
         self._max_gpus = max(1, manager.gpu_pool.nb_gpus)
-        self._ends = _RunningEnds()
+        self._ends = self._running_ends(manager)
         manager.job_listeners.append(self._ends)
         self._table = _JobTable(self)
         manager.job_listeners.append(self._table)
         self._seen = -1  # a new queue: the visible jobs are read again
         return _Observer(self)
+
+    def _running_ends(self, manager: Any) -> Any:
+        """The job listener that keeps the running jobs' ends for reservations (``shadow``):
+        requested times here."""
+        return _RunningEnds()
 
     @property
     def observation_size(self) -> int:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from hdeeprm.scheduling.candidates import CandidateIndex
 from hdeeprm.scheduling.config import SchedulerConfig
 from hdeeprm.scheduling.contiguous import ContiguousCores
-from hdeeprm.scheduling.corrections import correct
+from hdeeprm.scheduling.corrections import advance
 from hdeeprm.scheduling.jobs import QueuedJob as JobRecord
 from hdeeprm.scheduling.jobs import StartJob
 from hdeeprm.scheduling.orderings import DYNAMIC, canonical, sort_key, static_key
@@ -387,12 +387,8 @@ class BackfillScheduler:
             self._loosened = True  # a reservation may move earlier (an overdue job)
         for seq in expired:
             job = self.running[seq]
+            self.nb_corrections += advance(job, name, now)
             pred = job.run_pred
-            while job.start + pred <= now and pred < job.req:
-                pred = correct(name, pred, job.corrections, job.req)
-                job.corrections += 1
-                self.nb_corrections += 1
-            job.run_pred = pred
             if self._contiguous is not None:
                 self._contiguous.moved(seq, job.start + pred)
             if job.start + pred <= now:

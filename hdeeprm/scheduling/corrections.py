@@ -19,6 +19,7 @@ and no extra simulator call is needed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 #: Increments of the INCREMENTAL correction, in seconds.
 INCREMENTS: tuple[float, ...] = (
@@ -59,3 +60,17 @@ CORRECTIONS: dict[str, Callable[[float, int, float], float]] = {
 def correct(name: str, pred: float, count: int, req: float) -> float:
     """The new prediction after one correction, capped at the requested time ``req``."""
     return min(CORRECTIONS[name](pred, count, req), req)
+
+
+def advance(job: Any, name: str, now: float) -> int:
+    """Correct a running ``job`` (``start``, ``run_pred``, ``req``, ``corrections``) whose
+    predicted end is ``<= now`` until that end is in the future or the prediction reached
+    the requested time; returns how many corrections were applied."""
+    pred, start, req, count = job.run_pred, job.start, job.req, job.corrections
+    applied = 0
+    while start + pred <= now and pred < req:
+        pred = correct(name, pred, count + applied, req)
+        applied += 1
+    job.run_pred = pred
+    job.corrections = count + applied
+    return applied

@@ -4,6 +4,7 @@ learner runs through the protocol and the command, deterministically."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -17,6 +18,7 @@ from hdeeprm.comparison.protocol import Protocol, compare, play_fixed
 from hdeeprm.comparison.setting import JobRange, TraceSetting, Windows, load_setting
 from hdeeprm.comparison.variants import PREDICTIONS, variant
 from hdeeprm.environment.backfill_choice import easy_pick, sjbf_pick
+from hdeeprm.scheduling.config import HeuristicTriple
 
 # 4 cores. A (2 cores, 100 s) runs from 0. B (3 cores) waits from 1: reserved at 100, when
 # A's cores free, with 2 + 2 - 3 = 1 core spare. C and D (1 core each) come at 2: C ends by
@@ -53,6 +55,51 @@ def test_jobs_past_their_request_count_as_free_now_worked_by_hand(tmp_path) -> N
     assert play_fixed(variant(), windows) == [score]
 
 
+# 4 cores, AVE2. A (user 1, 1 core) asked for 100 s and ran 10 s. H (user 2, 2 cores, 100 s)
+# starts at 20; R (user 3, 4 cores, 50 s) comes at 21 and is reserved at 120, no core spare.
+# C (user 1, 1 core, 10 s, asked for 200 s) comes at 22: AVE2 predicts 10 s, A's run, so C
+# ends by 120 and backfills at 22; with the user estimates it ends after 120 and waits for R
+# (120-170). Waits 0, 0, 99, 0 (148 with estimates); bounded slowdowns 1, 1, 149 / 50, 1 (with
+# estimates (148 + 10) / 10 = 15.8).
+PREDICTED = [(0, 10, 1, 100, 1), (20, 100, 2, 100, 2), (21, 50, 4, 50, 3), (22, 10, 1, 200, 1)]
+
+
+def test_reservation_with_the_variants_predictor_worked_by_hand(tmp_path) -> None:
+    setting = load_setting(*write_setting(tmp_path, PREDICTED))
+    windows = Windows(setting, 4, (0,))
+    (ave2,) = play_windows(windows, easy_pick, triple=HeuristicTriple("ave2"))
+    assert (ave2.max_wait, ave2.mean_bsld) == (99.0, pytest.approx((1 + 1 + 2.98 + 1) / 4))
+    assert play_fixed(variant(predictor="ave2"), windows) == [ave2]
+    (estimates,) = play_windows(windows, easy_pick)
+    assert estimates.max_wait == 148.0
+    assert estimates.mean_bsld == pytest.approx((1 + 1 + 2.98 + 15.8) / 4)
+
+
+@pytest.mark.parametrize(
+    "ordering,predictor,correction",
+    [
+        ("SPF", "ave2", "requested"),
+        ("F4", "ave2", "incremental"),
+        ("UNICEP", "regression", "doubling"),
+    ],
+)
+def test_environment_reserves_as_the_predicting_variants_on_kth(
+    ordering, predictor, correction
+) -> None:
+    """AVE2 and E-Loss predictions, with each correction, order the queue, make the
+    reservation and decide what ends by it, as the variant's scheduler does (two loaded
+    500-job windows of KTH-SP2: predictions that are too short are corrected while jobs run)."""
+    setting = load_setting(
+        trace_path("KTH-SP2-1996-2.1-cln.swf.gz"), PLATFORM_EXAMPLES / "kth_sp2.json"
+    )
+    windows = Windows(setting, 500, (16000, 26000))
+    triple = HeuristicTriple(predictor, correction)
+    for pick, backfill in ((easy_pick, "FCFS"), (sjbf_pick, "SPF")):
+        got = play_windows(windows, pick, ordering=ordering, triple=triple)
+        assert got == play_fixed(variant(ordering, backfill, predictor, correction), windows)
+    assert got != play_windows(windows, sjbf_pick, ordering=ordering)  # the predictor matters
+
+
 @pytest.mark.parametrize("ordering", ["FCFS", "F4", "UNICEP"])
 def test_environment_is_easy_job_for_job_on_kth(ordering) -> None:
     """Both backfill rules under three primary orderings (static, F4; dynamic, UNICEP) on
@@ -70,6 +117,11 @@ def test_unknown_ordering_is_refused(tmp_path) -> None:
     setting = load_setting(*write_setting(tmp_path, TIE))
     with pytest.raises(ValueError, match="unknown ordering 'XYZ'"):
         play_windows(Windows(setting, 4, (0,)), easy_pick, ordering="XYZ")
+    windows = Windows(setting, 4, (0,))
+    with pytest.raises(ValueError, match="unknown predictor 'oracle'"):
+        play_windows(windows, easy_pick, triple=HeuristicTriple("oracle"))
+    with pytest.raises(ValueError, match="unknown correction 'halving'"):
+        play_windows(windows, easy_pick, triple=HeuristicTriple("ave2", "halving"))
 
 
 def small_comparison(tmp_path) -> tuple[TraceSetting, Protocol]:
@@ -157,3 +209,17 @@ def test_snapshot_kept_is_the_best_on_the_training_windows(tmp_path) -> None:
     assert trained.play(Windows(setting, 50, tuple(result.train_starts)))[0].nb_jobs == 50
     with pytest.raises(ValueError, match="warm_windows must be >= 0"):
         BackfillAgentLearner(warm_windows=-1)
+
+
+def test_learner_reserves_with_the_chosen_variants_predictor(tmp_path) -> None:
+    """Among AVE2 variants only, the chosen one predicts with AVE2 and corrects
+    incrementally: the agent's environment does the same (and says so)."""
+    setting, protocol = small_comparison(tmp_path)
+    protocol = dataclasses.replace(protocol, predictions=(("ave2", "incremental"),))
+    (result,) = compare(setting, protocol, [0], learner=TINY).seeds
+    assert result.baseline.triple.predictor == "ave2"
+    triple = result.learned.triple
+    assert (triple.predictor, triple.correction) == ("ave2", "incremental")
+    assert "/agent; ave2, incremental), PPO 256 steps" in result.learned.describe()
+    with pytest.raises(ValueError, match="slot_order_bias must be >= 0"):
+        BackfillAgentLearner(slot_order_bias=-1.0)

@@ -24,12 +24,13 @@ from hdeeprm.scheduling import BackfillScheduler
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def swf_line(jid: int, submit: float, run: float, procs: int, req: float) -> str:
-    return f"{jid} {submit:g} 0 {run:g} {procs} -1 -1 {procs} {req:g} -1 1 1 1 -1 -1 -1 -1 -1"
+def swf_line(jid: int, submit: float, run: float, procs: int, req: float, user: int = 1) -> str:
+    return f"{jid} {submit:g} 0 {run:g} {procs} -1 -1 {procs} {req:g} -1 1 {user} 1 -1 -1 -1 -1 -1"
 
 
-def write_setting(tmp_path: Path, jobs: list[tuple[float, float, int, float]], cores: int = 4):
-    """An SWF of ``(submit, run, cores, requested)`` jobs and a ``cores``-node platform."""
+def write_setting(tmp_path: Path, jobs: list[tuple], cores: int = 4):
+    """An SWF of ``(submit, run, cores, requested[, user])`` jobs (user 1 by default) and a
+    ``cores``-node platform."""
     raw = json.loads((ROOT / "platform_examples/kth_sp2.json").read_text())
     raw["clusters"][0]["nodes"][0]["number"] = cores
     platform = tmp_path / "platform.json"

@@ -41,11 +41,13 @@ MODES = ("backfill", "plain")
 
 def make_env(trace: Path, backfill: bool, window_jobs: int = 256, slots: int = 128) -> Any:
     """``JobSelectionEnv`` on lublin_256 windows of ``window_jobs`` jobs (train split over the
-    whole trace), as ``studies/job_selection_lublin`` builds it."""
+    whole trace), as ``studies/job_selection_lublin`` builds it. A missing ``trace`` exits
+    saying how to get it (also when called from outside :func:`main`)."""
     from hdeeprm.environment import JobSelectionEnv
     from hdeeprm.inputs import prepare_inputs
     from hdeeprm.options import options_from_json
 
+    trace = common.require_trace(trace)
     logging.getLogger("hdeeprm").setLevel(logging.ERROR)
     raw: dict[str, Any] = {
         "seed": 1,

@@ -2,7 +2,8 @@
 
 One module per concern: :mod:`.orderings` (queue orderings FCFS ... F4), :mod:`.predictors`
 (run-time predictions), :mod:`.regression` (the online regression and its losses, E-Loss),
-:mod:`.corrections` (what to do when a job outlives its prediction), :mod:`.profile`
+:mod:`.corrections` (what to do when a job outlives its prediction), :mod:`.predicted`
+(predictions and predicted ends kept by a job listener), :mod:`.profile`
 (predicted core availability, reservations), :mod:`.backfilling` (EASY, EASY-SJBF,
 conservative), :mod:`.config` (the heuristic triple, presets, options parsing) and
 :mod:`.bandit` (the thesis's epsilon-greedy choice of the ordering online, section 6.3.3).

@@ -23,7 +23,9 @@ reservation and decide which jobs end by it.
   the simulation runs on by itself, so every step is a real choice.
 * **Observation, reward, episodes**: :class:`~hdeeprm.environment.job_selection.JobSelectionEnv`'s
   (the slots hold the candidates, and the last feature counts the queued jobs that are not
-  candidates); the rewards add up to minus the episode's mean bounded slowdown.
+  candidates; with a predictor, a job's ``req_time`` feature is its predicted run time, what
+  its place in the queue and in the reservation depend on); the rewards add up to minus the
+  episode's mean bounded slowdown.
 * **The rules as agents**: always slot 0 is EASY (first come, first backfilled); the candidate
   with the shortest predicted run time is EASY-SJBF (:func:`easy_pick`, :func:`sjbf_pick`).
 """
@@ -117,7 +119,7 @@ class BackfillChoiceEnv(JobSelectionEnv):
             self.predicted = _requested
             return super()._running_ends(manager)
         ends = PredictedEnds(self.triple, lambda: manager.now)
-        self.predicted = ends.predicted
+        self.predicted = self._planned_time = ends.predicted
         return ends
 
     def _wait_for(self, job: JobRecord, core_policy: str) -> None:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -255,11 +255,13 @@ class _JobTable:
         _, s_req, s_res, s_mem, s_bw = env._scale.tolist()
         gpu_width = env.job_width if env._cluster.nb_gpu_types else 0
         max_gpus = env._max_gpus
+        planned = env._planned_time
         for job in pending:
             seq, mem, gpus = job.seq, job.mem, job.gpus
-            values[seq] = (job.subtime, job.req_time, job.res, mem, gpus)
+            req = job.req_time if planned is None else planned(job)
+            values[seq] = (job.subtime, req, job.res, mem, gpus)
             rows[seq, 1:5] = (
-                _clip(job.req_time / s_req),
+                _clip(req / s_req),
                 _clip(job.res / s_res),
                 _clip(mem / s_mem),
                 _clip(job.mem_bw / s_bw),
@@ -384,6 +386,10 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
         self.rlscheduler = bool(rlscheduler)
+        #: The run time the scheduler plans a queued job with, as the observation's
+        #: ``req_time`` shows it (None: the requested time; a subclass predicting run times
+        #: shows its predictions).
+        self._planned_time: Callable[[JobRecord], float] | None = None
         super().__init__(inputs, **common)
         self.objective = objective
         self.reward_kind = "objective"

@@ -42,6 +42,9 @@ class PredictedEnds:
         self.ends = RunningEnds()
         #: Queued and running jobs by submission number.
         self.jobs: dict[int, SchedJob] = {}
+        #: Every job's prediction at submission, by submission number (kept after it ends:
+        #: an observation may read a job's row after the job is gone).
+        self.predictions: dict[int, float] = {}
         self._clock = clock
         #: Corrections applied to running jobs.
         self.nb_corrections = 0
@@ -50,6 +53,7 @@ class PredictedEnds:
         job = SchedJob(record, record.req_time)
         job.pred = job.run_pred = self.predictor.predict(job, self._clock())
         self.jobs[job.seq] = job
+        self.predictions[job.seq] = job.pred
 
     def started(self, record: QueuedJob) -> None:
         job = self.jobs[record.seq]
@@ -64,8 +68,8 @@ class PredictedEnds:
         self.predictor.observe(job, now - job.start, now)
 
     def predicted(self, record: QueuedJob) -> float:
-        """The run time predicted for a queued job at its submission."""
-        return self.jobs[record.seq].pred
+        """The run time predicted for a job at its submission."""
+        return self.predictions[record.seq]
 
     def shadow(self, need: int, free: int, now: float) -> tuple[float, int]:
         """EASY's reservation for ``need`` cores with ``free`` free now

@@ -73,6 +73,17 @@ def test_reservation_with_the_variants_predictor_worked_by_hand(tmp_path) -> Non
     (estimates,) = play_windows(windows, easy_pick)
     assert estimates.max_wait == 148.0
     assert estimates.mean_bsld == pytest.approx((1 + 1 + 2.98 + 15.8) / 4)
+    seen = []  # the one offer: C, observed with the run time planned for it, AVE2's 10 s
+
+    def look(env) -> int:
+        (job,) = env.visible_jobs
+        seen.append((job.req_time, env.predicted(job), env.observation()[1]))
+        return 0
+
+    play_windows(windows, look, triple=HeuristicTriple("ave2"))
+    ((requested, predicted, observed),) = seen
+    assert (requested, predicted) == (200.0, 10.0)
+    assert observed == pytest.approx(10.0 / 200.0)  # scaled by the longest request, 200 s
 
 
 @pytest.mark.parametrize(

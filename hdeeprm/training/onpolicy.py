@@ -356,8 +356,9 @@ def build_vector_env(
 ) -> gym.vector.VectorEnv:
     """A vector environment that resets finished episodes within the same ``step`` call.
 
-    ``kind="shared"``: ``num_workers`` worker processes; its ``info`` holds the action mask
-    at every step and the rest when an episode ends, unless ``full_info``.
+    ``kind="shared"``: ``num_workers`` worker processes. With ``"shared"`` and ``"sync"``,
+    ``info`` holds the action mask at every step and the rest when an episode ends, unless
+    ``full_info`` (the trainers read nothing else, and batching the rest costs time).
     """
     mode = gym.vector.AutoresetMode.SAME_STEP
     if kind == "shared":
@@ -379,7 +380,7 @@ def build_vector_env(
     if kind == "sync":
         from hdeeprm.environment.vector.sync import FastInfoSyncVectorEnv
 
-        return FastInfoSyncVectorEnv(list(env_fns), autoreset_mode=mode)
+        return FastInfoSyncVectorEnv(list(env_fns), autoreset_mode=mode, full_info=full_info)
     if kind == "async":
         return gym.vector.AsyncVectorEnv(list(env_fns), autoreset_mode=mode, context="fork")
     raise ValueError(f"vector must be one of {VECTOR_KINDS}, got {kind!r}")

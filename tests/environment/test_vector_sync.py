@@ -81,3 +81,29 @@ def test_whole_steps_are_gymnasiums() -> None:
         assert_same_info(fast[4], ref[4])
     for e in envs:
         e.close()
+
+
+def test_lean_steps_carry_what_trainers_read() -> None:
+    """``full_info=False``: the same arrays as Gymnasium's steps, and of ``info`` the masks
+    at every step and ``final_obs`` / ``final_info`` where episodes ended."""
+    mode = AutoresetMode.SAME_STEP
+    ref_env = SyncVectorEnv(factories(3), autoreset_mode=mode)
+    lean_env = FastInfoSyncVectorEnv(factories(3), autoreset_mode=mode, full_info=False)
+    rng = np.random.default_rng(1)
+    ref_env.reset(seed=5)
+    lean_env.reset(seed=5)
+    ended = 0
+    for _ in range(40):
+        actions = rng.integers(0, 4, 3)
+        ref, lean = ref_env.step(actions), lean_env.step(actions)
+        for x, y in zip(ref[:4], lean[:4]):
+            np.testing.assert_array_equal(x, y)
+        info = lean[4]
+        wanted = ["final_obs", "_final_obs", "final_info", "_final_info"]
+        wanted = [k for k in wanted if k in ref[4]] + ["action_mask", "_action_mask"]
+        assert list(info) == wanted
+        assert_same_info(info, {k: ref[4][k] for k in wanted})
+        ended += int(ref[2].sum())
+    assert ended  # the episode ends were compared too
+    ref_env.close()
+    lean_env.close()

@@ -288,10 +288,19 @@ def scale_by_return_std(
     return (reward / std).astype(np.float32), returns
 
 
-def gumbel_sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def gumbel_sample(
+    logits: torch.Tensor, generator: torch.Generator, uniform: torch.Tensor | None = None
+) -> torch.Tensor:
     """Categorical sampling from ``logits`` with the caller's own generator (Gumbel-max), so
-    that sampling never touches torch's global random state."""
-    u = torch.rand(logits.shape, generator=generator).clamp_(1e-20, 1.0)
+    that sampling never touches torch's global random state.
+
+    ``uniform``: the ``torch.rand(logits.shape, generator=generator)`` draw made beforehand
+    (a slice of one larger draw gives the same numbers: the generator fills a tensor
+    serially); it is overwritten.
+    """
+    if uniform is None:
+        uniform = torch.rand(logits.shape, generator=generator)
+    u = uniform.clamp_(1e-20, 1.0)
     return (logits - u.log_().neg_().log_()).argmax(dim=-1)  # in place: -log(-log(u))
 
 

@@ -277,14 +277,19 @@ class ActorCritic(nn.Module):
         return out, self.critic(x).squeeze(-1)
 
     def act(
-        self, obs: np.ndarray, mask: np.ndarray | None, generator: torch.Generator
+        self,
+        obs: np.ndarray,
+        mask: np.ndarray | None,
+        generator: torch.Generator,
+        uniform: torch.Tensor | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One rollout step for a batch: sampled actions, their log-probabilities and the
-        values, as NumPy arrays.
+        values, as NumPy arrays (``uniform``: :func:`gumbel_sample`'s pre-drawn noise).
 
         The same operations as :meth:`logits_and_value` and :func:`gumbel_sample` (so the
         same numbers bit for bit), called on the layers' tensors directly: the module call
-        machinery costs more than these small matrix products.
+        machinery costs more than these small matrix products. A ``mask`` that allows every
+        action changes no logit, so it is not applied.
         """
         if self._layers is None:
             self._layers = tuple(
@@ -299,12 +304,12 @@ class ActorCritic(nn.Module):
             logits = F.linear(
                 torch.tanh(F.linear(torch.tanh(F.linear(x, aw0, ab0)), aw1, ab1)), aw2, ab2
             )
-            if mask is not None:
+            if mask is not None and not mask.all():
                 logits = logits.masked_fill(torch.from_numpy(~mask), -1e9)
             value = F.linear(
                 torch.tanh(F.linear(torch.tanh(F.linear(x, cw0, cb0)), cw1, cb1)), cw2, cb2
             )
-            action = gumbel_sample(logits, generator)
+            action = gumbel_sample(logits, generator, uniform)
             logp = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
         return action.numpy(), logp.numpy(), value.squeeze(-1).numpy()
 
@@ -372,7 +377,9 @@ def _mask_from(info: dict[str, Any], n: int, size: int) -> np.ndarray | None:
         mask = mask.copy()
         mask[~np.asarray(present, dtype=bool)] = True
     # A row with nothing allowed would have no distribution: allow everything there.
-    mask[~mask.any(axis=1)] = True
+    rows = mask.any(axis=1)
+    if not rows.all():
+        mask[~rows] = True
     return mask
 
 
@@ -436,6 +443,10 @@ class PPOTrainer(OnPolicyTrainer):
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=config.learning_rate, eps=1e-5
         )
+        #: The current rollout's pre-drawn Gumbel noise (:meth:`_act`), from its step
+        #: ``_uniform_first`` on.
+        self._uniform: torch.Tensor | None = None
+        self._uniform_first = 0
         self.validator = None
         if val_env is not None:
             from hdeeprm.training.validation import Validator
@@ -510,9 +521,19 @@ class PPOTrainer(OnPolicyTrainer):
             self._next_mask = _mask_from(info, self.config.num_envs, len(self.action_names))
 
     def _act(self, rollout: Rollout, step: int) -> np.ndarray:
+        """Sample with the rollout's Gumbel noise, drawn from :attr:`generator` at its first
+        step in one call (the same numbers as a draw per step: nothing else draws from the
+        generator during a rollout), which saves a generator call per step."""
         assert self._next_obs is not None  # set by reset_envs before the first step
+        if step == 0 or self._uniform is None:
+            shape = (rollout.actions.shape[0] - step, *rollout.masks.shape[1:])
+            self._uniform = torch.rand(shape, generator=self.generator)
+            self._uniform_first = step
         act, rollout.logprobs[step], rollout.values[step] = self.model.act(
-            self._next_obs, self._next_mask, self.generator
+            self._next_obs,
+            self._next_mask,
+            self.generator,
+            self._uniform[step - self._uniform_first],
         )
         rollout.actions[step] = act
         return act

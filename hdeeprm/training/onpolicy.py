@@ -873,6 +873,7 @@ class OnPolicyTrainer:
         mb = max(1, n // cfg.num_minibatches)
         stats = dict.fromkeys(("policy_loss", "value_loss", "entropy", "approx_kl", "loss"), 0.0)
         clip_fracs: list[float] = []
+        params = list(net.parameters())  # clipped at every minibatch: walk the modules once
         net.train()
         for _epoch in range(cfg.update_epochs):
             order = torch.from_numpy(self.rng.permutation(n))
@@ -911,7 +912,7 @@ class OnPolicyTrainer:
                     loss = cfg.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
                 optimizer.step()
                 stats = {
                     "policy_loss": pg_loss.item(),

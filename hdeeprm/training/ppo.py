@@ -276,6 +276,29 @@ class ActorCritic(nn.Module):
             out = out.masked_fill(~mask, -1e9)
         return out, self.critic(x).squeeze(-1)
 
+    def _linears(self) -> tuple[tuple[torch.Tensor, torch.Tensor], ...]:
+        """Weight and bias of the actor's three layers, then the critic's: the parameters
+        themselves, which the optimiser and ``load_state_dict`` change in place."""
+        if self._layers is None:
+            self._layers = tuple(
+                (m.weight, m.bias)
+                for net in (self.actor, self.critic)
+                for m in net
+                if isinstance(m, nn.Linear)
+            )
+        return self._layers
+
+    def actor_of(self, x: torch.Tensor) -> torch.Tensor:
+        """``actor(x)`` of normalised inputs: the same operations on the layers' tensors,
+        without the module calls, which cost more than these small products."""
+        (w0, b0), (w1, b1), (w2, b2) = self._linears()[:3]
+        return F.linear(torch.tanh(F.linear(torch.tanh(F.linear(x, w0, b0)), w1, b1)), w2, b2)
+
+    def critic_of(self, x: torch.Tensor) -> torch.Tensor:
+        """``critic(x)`` of normalised inputs, as :meth:`actor_of` computes ``actor(x)``."""
+        (w0, b0), (w1, b1), (w2, b2) = self._linears()[3:]
+        return F.linear(torch.tanh(F.linear(torch.tanh(F.linear(x, w0, b0)), w1, b1)), w2, b2)
+
     def act(
         self,
         obs: np.ndarray,
@@ -287,28 +310,15 @@ class ActorCritic(nn.Module):
         values, as NumPy arrays (``uniform``: :func:`gumbel_sample`'s pre-drawn noise).
 
         The same operations as :meth:`logits_and_value` and :func:`gumbel_sample` (so the
-        same numbers bit for bit), called on the layers' tensors directly: the module call
-        machinery costs more than these small matrix products. A ``mask`` that allows every
-        action changes no logit, so it is not applied.
+        same numbers bit for bit), through :meth:`actor_of` and :meth:`critic_of`. A ``mask``
+        that allows every action changes no logit, so it is not applied.
         """
-        if self._layers is None:
-            self._layers = tuple(
-                (m.weight, m.bias)
-                for net in (self.actor, self.critic)
-                for m in net
-                if isinstance(m, nn.Linear)
-            )
-        (aw0, ab0), (aw1, ab1), (aw2, ab2), (cw0, cb0), (cw1, cb1), (cw2, cb2) = self._layers
         with torch.inference_mode():
             x = self.normalized(torch.from_numpy(obs))
-            logits = F.linear(
-                torch.tanh(F.linear(torch.tanh(F.linear(x, aw0, ab0)), aw1, ab1)), aw2, ab2
-            )
+            logits = self.actor_of(x)
             if mask is not None and not mask.all():
                 logits = logits.masked_fill(torch.from_numpy(~mask), -1e9)
-            value = F.linear(
-                torch.tanh(F.linear(torch.tanh(F.linear(x, cw0, cb0)), cw1, cb1)), cw2, cb2
-            )
+            value = self.critic_of(x)
             action = gumbel_sample(logits, generator, uniform)
             logp = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
         return action.numpy(), logp.numpy(), value.squeeze(-1).numpy()
@@ -549,11 +559,20 @@ class PPOTrainer(OnPolicyTrainer):
         b_mask = None if masks.all() else torch.from_numpy(masks.reshape(-1, masks.shape[-1]))
         b_ret = torch.from_numpy(ret.reshape(-1))
         b_val = torch.from_numpy(rollout.values.reshape(-1))
+        with torch.no_grad():
+            # Normalised once, not twice per minibatch: it is elementwise, so a minibatch's
+            # rows are what logits() and value() compute from its observations.
+            b_x = model.normalized(b_obs)
+
+        def logits_fn(idx: torch.Tensor) -> torch.Tensor:
+            out = model.actor_of(b_x[idx])
+            return out if b_mask is None else out.masked_fill(~b_mask[idx], -1e9)
+
         stats = self.ppo_epochs(
             model,
             self.optimizer,
-            lambda idx: model.logits(b_obs[idx], None if b_mask is None else b_mask[idx]),
-            lambda idx: model.value(b_obs[idx]),
+            logits_fn,
+            lambda idx: model.critic_of(b_x[idx]).squeeze(-1),
             torch.from_numpy(rollout.actions.reshape(-1)),
             torch.from_numpy(rollout.logprobs.reshape(-1)),
             torch.from_numpy(adv.reshape(-1)),

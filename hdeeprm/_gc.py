@@ -17,7 +17,17 @@ oldest generation); young collections, which catch the few short-lived cycles, t
   block (``run_classic``) lets its engine go before it, instead of paying a whole-heap scan
   between the simulation and the outputs.
 
-Both restore the collector's previous state on exit, exceptions included, and nest.
+* :func:`heap_frozen` keeps what is alive when the block starts out of the full collections
+  made inside it (``gc.freeze``): an on-policy training run's episodes end and restart, and
+  each new episode's objects bring a full collection about, which scanned the prepared
+  inputs, the networks and the rest every time (PPO on 2,000-job Gaia windows, 16,384
+  decisions: one full collection, 0.21 s of 4.5 s of CPU; 0.035 s with the heap frozen).
+  Cyclic garbage among the frozen objects waits for the end of the block, when they are
+  handed back to the collector (``gc.unfreeze``).
+
+Both restore the collector's previous state on exit, exceptions included, and nest
+(:func:`heap_frozen` does nothing when objects are already frozen: the caller's freeze is
+left as it is).
 """
 
 from __future__ import annotations
@@ -53,3 +63,16 @@ def young_collections_only() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
+
+
+@contextlib.contextmanager
+def heap_frozen() -> Iterator[None]:
+    """Full collections inside the block scan only the objects created in it."""
+    if gc.get_freeze_count():  # someone's own freeze: unfreezing at the end would undo it
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

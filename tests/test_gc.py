@@ -1,4 +1,5 @@
-"""hdeeprm._gc: full collections suspended inside a replay, young ones kept, state restored."""
+"""hdeeprm._gc: full collections suspended inside a replay, young ones kept, state restored;
+the heap frozen around a training run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import weakref
 
 import pytest
 
-from hdeeprm._gc import gc_paused, young_collections_only
+from hdeeprm._gc import gc_paused, heap_frozen, young_collections_only
 
 
 class Node:
@@ -99,3 +100,40 @@ def test_gc_paused_switches_the_collector_off_and_back() -> None:
     with gc_paused():
         pass
     assert not gc.isenabled()  # it was off before: left off
+
+
+def test_heap_frozen_keeps_older_objects_out_and_hands_them_back() -> None:
+    old = Node()
+    old.other = old  # a cycle alive before the block, garbage inside it
+    was = weakref.ref(old)
+    with heap_frozen():
+        assert gc.get_freeze_count() > 0
+        del old
+        gc.collect()
+        assert was() is not None  # frozen: no collection inside the block reaches it
+        young = Node()
+        young.other = young
+        now = weakref.ref(young)
+        del young
+        gc.collect()
+        assert now() is None  # objects made inside the block are collected as usual
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert was() is None  # handed back: collected after the block
+
+
+def test_heap_frozen_leaves_a_callers_freeze_alone() -> None:
+    gc.freeze()
+    try:
+        count = gc.get_freeze_count()
+        with heap_frozen():
+            assert gc.get_freeze_count() == count
+        assert gc.get_freeze_count() == count
+    finally:
+        gc.unfreeze()
+
+
+def test_heap_frozen_unfreezes_after_an_exception() -> None:
+    with pytest.raises(RuntimeError), heap_frozen():
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0

@@ -48,6 +48,7 @@ import torch
 from torch import nn
 
 from hdeeprm._atomic import atomic_open, write_text
+from hdeeprm._gc import heap_frozen
 from hdeeprm.errors import InputError
 
 if TYPE_CHECKING:
@@ -744,48 +745,51 @@ class OnPolicyTrainer:
 
         quiet = not progress or not sys.stderr.isatty()
         bar = tqdm(total=n_updates * cfg.batch_size, disable=quiet, unit="step")
+        # The inputs, networks and environments alive now stay out of the full collections
+        # that the episodes' turnover brings about (hdeeprm._gc.heap_frozen).
         try:
-            for update in range(n_updates):
-                t0 = time.perf_counter()
-                frac = 1.0 - update / n_updates if cfg.anneal_lr else 1.0
-                for optimizer, rate in self._optimizers():
-                    for group in optimizer.param_groups:
-                        group["lr"] = rate * frac
-                next_done, episodes = self._collect(rollout, next_done)
-                self.global_step += cfg.batch_size
-                t_roll = time.perf_counter()
-                assert self._next_obs is not None  # set by reset_envs, kept by _collect
-                next_value = self._values(self._next_obs)
-                adv = gae(
-                    rollout.rewards,
-                    rollout.values,
-                    rollout.dones,
-                    next_value,
-                    next_done,
-                    cfg.gamma,
-                    cfg.gae_lambda,
-                )
-                stats = self._optimize(rollout, adv, adv + rollout.values)
-                self.updates += 1
-                elapsed = time.perf_counter() - t0
-                row = {
-                    "update": self.updates,
-                    "steps": self.global_step,
-                    "episodes": self.episodes,
-                    **episodes,
-                    **stats,
-                    "learning_rate": cfg.learning_rate * frac,
-                    "clip_range": cfg.clip_coef,
-                    "steps_per_s": cfg.batch_size / elapsed,
-                    "rollout_s": t_roll - t0,
-                }
-                last = update == n_updates - 1
-                self._after_update(row, last, log)
-                self.history.append(row)
-                log.add(row, force=last)
-                bar.update(cfg.batch_size)
-                if callback is not None and callback(row) is False:
-                    break
+            with heap_frozen():
+                for update in range(n_updates):
+                    t0 = time.perf_counter()
+                    frac = 1.0 - update / n_updates if cfg.anneal_lr else 1.0
+                    for optimizer, rate in self._optimizers():
+                        for group in optimizer.param_groups:
+                            group["lr"] = rate * frac
+                    next_done, episodes = self._collect(rollout, next_done)
+                    self.global_step += cfg.batch_size
+                    t_roll = time.perf_counter()
+                    assert self._next_obs is not None  # set by reset_envs, kept by _collect
+                    next_value = self._values(self._next_obs)
+                    adv = gae(
+                        rollout.rewards,
+                        rollout.values,
+                        rollout.dones,
+                        next_value,
+                        next_done,
+                        cfg.gamma,
+                        cfg.gae_lambda,
+                    )
+                    stats = self._optimize(rollout, adv, adv + rollout.values)
+                    self.updates += 1
+                    elapsed = time.perf_counter() - t0
+                    row = {
+                        "update": self.updates,
+                        "steps": self.global_step,
+                        "episodes": self.episodes,
+                        **episodes,
+                        **stats,
+                        "learning_rate": cfg.learning_rate * frac,
+                        "clip_range": cfg.clip_coef,
+                        "steps_per_s": cfg.batch_size / elapsed,
+                        "rollout_s": t_roll - t0,
+                    }
+                    last = update == n_updates - 1
+                    self._after_update(row, last, log)
+                    self.history.append(row)
+                    log.add(row, force=last)
+                    bar.update(cfg.batch_size)
+                    if callback is not None and callback(row) is False:
+                        break
         finally:
             bar.close()
             log.close()

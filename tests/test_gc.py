@@ -102,6 +102,14 @@ def test_gc_paused_switches_the_collector_off_and_back() -> None:
     assert not gc.isenabled()  # it was off before: left off
 
 
+@pytest.fixture
+def nothing_frozen():
+    """Objects an earlier test froze (``hdeeprm-sim``'s in-process runs freeze their heap)
+    go back to the collector, so that ``heap_frozen`` freezes for itself."""
+    gc.unfreeze()
+
+
+@pytest.mark.usefixtures("nothing_frozen")
 def test_heap_frozen_keeps_older_objects_out_and_hands_them_back() -> None:
     old = Node()
     old.other = old  # a cycle alive before the block, garbage inside it
@@ -122,6 +130,7 @@ def test_heap_frozen_keeps_older_objects_out_and_hands_them_back() -> None:
     assert was() is None  # handed back: collected after the block
 
 
+@pytest.mark.usefixtures("nothing_frozen")
 def test_heap_frozen_leaves_a_callers_freeze_alone() -> None:
     gc.freeze()
     try:
@@ -133,6 +142,7 @@ def test_heap_frozen_leaves_a_callers_freeze_alone() -> None:
         gc.unfreeze()
 
 
+@pytest.mark.usefixtures("nothing_frozen")
 def test_heap_frozen_unfreezes_after_an_exception() -> None:
     with pytest.raises(RuntimeError), heap_frozen():
         raise RuntimeError("boom")

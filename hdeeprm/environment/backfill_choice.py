@@ -7,8 +7,8 @@ does not, the head is reserved as EASY reserves it (at the earliest time enough 
 predicted free by the running jobs, :meth:`hdeeprm.scheduling.profile.RunningEnds.shadow`), and
 the **candidates** are the other queued jobs that EASY may start now: they fit, and either are
 predicted to end by the reservation or use only cores spare at that time. Starting a candidate
-can never delay the head (free and spare cores only shrink), so no job waits longer than under
-EASY's guarantee.
+can never delay the head's predicted start (free and spare cores only shrink): no job waits
+longer than under EASY's guarantee, which holds as far as the predictions do.
 
 Predictions are the users' requested times by default; ``predictor`` and ``correction`` take
 those of another EASY variant (AVE2, the E-Loss regression; corrections of the jobs that outlive

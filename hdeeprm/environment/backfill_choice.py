@@ -40,13 +40,10 @@ import numpy as np
 from hdeeprm.decision.job_queue import JobRecord
 from hdeeprm.environment.job_selection import _NO_SEQS, JobSelectionEnv, _JobTable
 from hdeeprm.errors import SimulationError
-from hdeeprm.scheduling.config import HeuristicTriple
+from hdeeprm.scheduling.config import PREDICTORS, HeuristicTriple
 from hdeeprm.scheduling.corrections import CORRECTIONS
 from hdeeprm.scheduling.orderings import ORDERINGS, sort_key
 from hdeeprm.scheduling.predicted import PredictedEnds
-
-#: Run-time predictors the reservation can use (:mod:`hdeeprm.scheduling.predictors`).
-PREDICTORS: tuple[str, ...] = ("requested", "ave2", "regression", "clairvoyant")
 
 
 class BackfillChoiceEnv(JobSelectionEnv):
@@ -245,4 +242,4 @@ def sjbf_pick(env: BackfillChoiceEnv) -> int:
     return int(np.argmin([predicted(job) for job in env.visible_jobs]))
 
 
-__all__ = ["PREDICTORS", "BackfillChoiceEnv", "easy_pick", "sjbf_pick"]
+__all__ = ["BackfillChoiceEnv", "easy_pick", "sjbf_pick"]

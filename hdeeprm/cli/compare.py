@@ -152,6 +152,14 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     "with the lowest mean on the seed's training windows plays the held-out ones.",
 )
 @click.option(
+    "--members",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="backfill-choice: agents trained per seed (seeds SEED, SEED + 1000, ...) that act "
+    "together on the mean of their action probabilities; the budget grows with them.",
+)
+@click.option(
     "--test-trace",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Judge on this trace's test range instead (transfer).",
@@ -191,6 +199,7 @@ def main(
     warm_windows: int,
     critic_warmup: int,
     snapshots: int,
+    members: int,
     test_trace: Path | None,
     test_platform: Path | None,
     reuse_grid: Path | None,
@@ -267,6 +276,7 @@ def main(
             warm_windows=warm_windows,
             critic_warmup=critic_warmup,
             snapshots=snapshots,
+            members=members,
         )
     result = compare(
         setting,

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from hdeeprm.comparison.protocol import SeedContext
 from hdeeprm.comparison.replay import PLACEMENT, WindowScore, window_score
 from hdeeprm.comparison.setting import TraceSetting, Windows
@@ -50,6 +52,8 @@ Picker = Callable[[BackfillChoiceEnv], int]
 
 #: Candidates the agent sees at once (the oldest ones; more are offered as these start).
 QUEUE_SLOTS = 128
+#: Seeds of an ensemble's members ``1, 2, ...`` are the training seed plus this times ``k``.
+MEMBER_SEED_STRIDE = 1000
 #: The EASY variants' backfill orders as pickers of ``BackfillChoice-v0`` (what a warm start
 #: clones).
 RULES: dict[str, Picker] = {"FCFS": easy_pick, "SPF": sjbf_pick}
@@ -123,6 +127,27 @@ def play_windows(
 
 
 @dataclass
+class BackfillEnsemble:
+    """Agents trained with different seeds acting together: the greedy action of the mean of
+    their action probabilities. Why: one agent's held-out figures vary from seed to seed by
+    more than the margins at stake; averaging members needs no choice among them."""
+
+    members: list[Any]
+
+    def act(self, env: Any) -> int:
+        """The most probable allowed candidate, the members' probabilities averaged."""
+        import torch  # with the agents: the comparison's baselines need no torch
+
+        obs = torch.as_tensor(np.asarray(env.observation(), dtype=np.float32)).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(env.action_masks(), dtype=bool)).reshape(1, -1)
+        with torch.no_grad():
+            total = torch.zeros(mask.shape[1])
+            for member in self.members:
+                total += torch.softmax(member.job_net.logits(obs, mask), -1)[0]
+        return int(total.argmax())
+
+
+@dataclass
 class TrainedBackfillAgent:
     """A trained agent (its greedy choice plays) and the scales it observes with."""
 
@@ -136,6 +161,8 @@ class TrainedBackfillAgent:
     #: every one compared: (name, mean bounded slowdown on the training windows).
     kept: str = ""
     candidates: tuple[tuple[str, float], ...] = ()
+    #: Agents averaged (:class:`BackfillEnsemble`); 1: ``agent`` is one PPO agent.
+    members: int = 1
 
     def describe(self) -> str:
         start = (
@@ -147,7 +174,8 @@ class TrainedBackfillAgent:
         # the variant's own label, with the agent as its backfill order
         name = label(variant(self.ordering, "FCFS", self.triple.predictor, self.triple.correction))
         name = name.replace(f"({self.ordering}/FCFS;", f"({self.ordering}/agent;")
-        return f"{name}, PPO {self.timesteps} steps{start}{kept}"
+        many = "" if self.members == 1 else f"{self.members} agents averaged, each "
+        return f"{name}, {many}PPO {self.timesteps} steps{start}{kept}"
 
     def play(self, windows: Windows) -> list[WindowScore]:
         return play_windows(windows, self.agent.act, self.limits, self.ordering, self.triple)
@@ -176,11 +204,23 @@ class BackfillAgentLearner:
     #: ties between equal candidates towards the oldest, as the rules do (a clone can then
     #: play its rule exactly); 0: no tie-break.
     slot_order_bias: float = 1e-3
+    #: Agents trained per seed, each as above, that act as a :class:`BackfillEnsemble`. The
+    #: first trains with the seed itself (it is the single agent of ``members=1``), member
+    #: ``k`` with ``seed + MEMBER_SEED_STRIDE * k``. The budget is ``members`` times one's.
+    members: int = 1
 
     name: ClassVar[str] = "backfill-choice"
 
     def __post_init__(self) -> None:
-        for key in ("timesteps", "num_envs", "num_steps", "minibatch", "warm_epochs", "snapshots"):
+        for key in (
+            "timesteps",
+            "num_envs",
+            "num_steps",
+            "minibatch",
+            "warm_epochs",
+            "snapshots",
+            "members",
+        ):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         for key in ("warm_windows", "critic_warmup"):
@@ -192,6 +232,30 @@ class BackfillAgentLearner:
             raise ValueError(f"slot_order_bias must be >= 0, got {self.slot_order_bias}")
 
     def train(self, context: SeedContext) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
+        first, scores = self._train_one(context, context.seed, score=self.members == 1)
+        if self.members == 1:
+            return first, scores
+        agents = [first.agent]
+        kept = [first.kept]
+        for k in range(1, self.members):
+            seed = context.seed + MEMBER_SEED_STRIDE * k
+            member, _ = self._train_one(context, seed, score=False)
+            agents.append(member.agent)
+            kept.append(member.kept)
+        trained = dataclasses.replace(
+            first,
+            agent=BackfillEnsemble(agents),
+            members=self.members,
+            kept="; ".join(k for k in kept if k),
+            candidates=(),
+        )
+        return trained, trained.play(context.train)
+
+    def _train_one(
+        self, context: SeedContext, seed: int, score: bool = True
+    ) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
+        """One agent trained with ``seed`` (cloned, trained, its snapshot chosen) and, if
+        ``score`` or to choose a snapshot, its figures on the training windows."""
         from hdeeprm.training.cloning import clone_rule
         from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
@@ -206,7 +270,7 @@ class BackfillAgentLearner:
             num_steps=self.num_steps,
             num_minibatches=max(1, self.num_envs * self.num_steps // self.minibatch),
             learning_rate=self.learning_rate,
-            seed=context.seed,
+            seed=seed,
             critic_warmup=self.critic_warmup,
             slot_order_bias=self.slot_order_bias,
         )
@@ -233,7 +297,7 @@ class BackfillAgentLearner:
                     env,
                     RULES[rule],
                     f"{ordering}/{rule}",
-                    seed=context.seed,
+                    seed=seed,
                     windows=self.warm_windows,
                     epochs=self.warm_epochs,
                 )
@@ -256,7 +320,7 @@ class BackfillAgentLearner:
             agent, inputs.job_limits, ordering, self.timesteps, triple, warm
         )
         if len(kept) < 2:
-            return trained, trained.play(context.train)
+            return trained, trained.play(context.train) if score else []
         scored = []
         for name, weights in kept:
             agent.job_net.load_state_dict(weights)
@@ -276,4 +340,10 @@ def _weights(agent: Any) -> dict[str, Any]:
     return {k: v.detach().clone() for k, v in agent.job_net.state_dict().items()}
 
 
-__all__ = ["BackfillAgentLearner", "TrainedBackfillAgent", "agent_inputs", "play_windows"]
+__all__ = [
+    "BackfillAgentLearner",
+    "BackfillEnsemble",
+    "TrainedBackfillAgent",
+    "agent_inputs",
+    "play_windows",
+]

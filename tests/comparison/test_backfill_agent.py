@@ -7,13 +7,19 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import numpy as np
 import pytest
+import torch
 from click.testing import CliRunner
 from test_comparison import synthetic_jobs, write_setting
 from trace_files import PLATFORM_EXAMPLES, trace_path
 
 from hdeeprm.cli.compare import main as compare_main
-from hdeeprm.comparison.backfill_agent import BackfillAgentLearner, play_windows
+from hdeeprm.comparison.backfill_agent import (
+    BackfillAgentLearner,
+    BackfillEnsemble,
+    play_windows,
+)
 from hdeeprm.comparison.protocol import Protocol, compare, play_fixed
 from hdeeprm.comparison.setting import JobRange, TraceSetting, Windows, load_setting
 from hdeeprm.comparison.variants import PREDICTIONS, variant
@@ -234,3 +240,55 @@ def test_learner_reserves_with_the_chosen_variants_predictor(tmp_path) -> None:
     assert "/agent; ave2, incremental), PPO 256 steps" in result.learned.describe()
     with pytest.raises(ValueError, match="slot_order_bias must be >= 0"):
         BackfillAgentLearner(slot_order_bias=-1.0)
+
+
+class _FixedScores:
+    """A member whose job selector gives fixed logits (masked as the real one)."""
+
+    def __init__(self, logits: list[float]) -> None:
+        self.job_net = self
+        self._logits = torch.tensor([logits])
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self._logits.masked_fill(~mask, -1e9)
+
+
+class _State:
+    def observation(self) -> np.ndarray:
+        return np.zeros(4, dtype=np.float32)
+
+    def action_masks(self) -> np.ndarray:
+        return np.array([True, True, False])
+
+
+def test_ensemble_acts_on_the_mean_probability_worked_by_hand() -> None:
+    """Logits (3, 0) give slot 0 probability e^3 / (e^3 + 1) = 0.953; (0, 0.5) give it
+    1 / (1 + e^0.5) = 0.378. Two members of the second kind vote for slot 1, but the mean of
+    the three puts (0.953 + 2 * 0.378) / 3 = 0.570 on slot 0: the ensemble starts it. A
+    masked slot is never chosen, however high its score."""
+    ensemble = BackfillEnsemble(
+        [
+            _FixedScores([3.0, 0.0, 9.0]),
+            _FixedScores([0.0, 0.5, 9.0]),
+            _FixedScores([0.0, 0.5, 9.0]),
+        ]
+    )
+    assert ensemble.act(_State()) == 0
+    assert BackfillEnsemble(ensemble.members[1:]).act(_State()) == 1
+
+
+def test_ensemble_members_train_with_their_own_seeds(tmp_path) -> None:
+    """With 2 members, the first is the single agent of the same seed (same weights) and the
+    second differs; the ensemble plays the held-out windows and says what it is."""
+    setting, protocol = small_comparison(tmp_path)
+    (single,) = compare(setting, protocol, [0], learner=TINY).seeds
+    pair = dataclasses.replace(TINY, members=2)
+    (result,) = compare(setting, protocol, [0], learner=pair).seeds
+    first, second = result.learned.agent.members
+    weights = single.learned.agent.job_net.state_dict()
+    assert all(torch.equal(v, first.job_net.state_dict()[k]) for k, v in weights.items())
+    assert not all(torch.equal(v, second.job_net.state_dict()[k]) for k, v in weights.items())
+    assert ", 2 agents averaged, each PPO 256 steps" in result.learned.describe()
+    assert len(result.learned_test) == 2 and result.learned_train.nb_jobs > 0
+    with pytest.raises(ValueError, match="members must be >= 1"):
+        BackfillAgentLearner(members=0)

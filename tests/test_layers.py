@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "_manifest",
         "_digest",
         "_gc",
+        "_derived",
         "_ray",
         "_native",
         "data",

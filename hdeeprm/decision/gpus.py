@@ -35,30 +35,39 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 from hdeeprm.platform.hierarchy import Platform
 
 
+def _gpu_layout(
+    platform: Platform,
+) -> tuple[int, list[list[int]], list[int], list[str], list[int], np.ndarray]:
+    """:class:`GpuPool`'s static views of ``platform``: GPU count, GPU ids per node, each
+    GPU's node, the node types with GPUs, each node's type index (-1: none), GPUs per type."""
+    node_gpus = [[g.id for g in node.gpus] for node in platform.nodes]
+    types = list(dict.fromkeys(node.type for node in platform.nodes if node.gpus))
+    index = [types.index(node.type) if node.gpus else -1 for node in platform.nodes]
+    total = np.zeros(len(types))
+    for node, ids in enumerate(node_gpus):
+        if ids:
+            total[index[node]] += len(ids)
+    total.flags.writeable = False
+    gpu_node = [g.node.id for g in platform.gpus]
+    return len(platform.gpus), node_gpus, gpu_node, types, index, total
+
+
 class GpuPool:
     """Free and busy GPUs per node (``platform.gpus[i].id == i``)."""
 
     def __init__(self, platform: Platform) -> None:
-        self.nb_gpus = len(platform.gpus)
-        self.node_gpus: list[list[int]] = [[g.id for g in node.gpus] for node in platform.nodes]
-        self.gpu_node: list[int] = [g.node.id for g in platform.gpus]
+        # what the platform fixes, once per platform (never written)
+        layout = platform.derived.view(_gpu_layout, lambda: _gpu_layout(platform))
+        self.nb_gpus, self.node_gpus, self.gpu_node, self.types, index, total = layout
         #: Node types that have GPUs, in first-seen order (the observation's GPU features),
         #: each node's position in that list (-1: no GPU) and each type's GPU count.
-        self.types: list[str] = list(
-            dict.fromkeys(node.type for node in platform.nodes if node.gpus)
-        )
-        self._type_index = [
-            self.types.index(node.type) if node.gpus else -1 for node in platform.nodes
-        ]
-        self._type_total = np.zeros(len(self.types))
-        for node, ids in enumerate(self.node_gpus):
-            if ids:
-                self._type_total[self._type_index[node]] += len(ids)
+        self._type_index: list[int] = index
+        self._type_total: np.ndarray = total
         self.reset()
 
     def reset(self) -> None:
         """Every GPU free."""
-        self.free: list[list[int]] = [list(ids) for ids in self.node_gpus]
+        self.free: list[list[int]] = list(map(list.copy, self.node_gpus))
         self.gpu_job: list[str | None] = [None] * self.nb_gpus
         self.free_count = self.nb_gpus
 

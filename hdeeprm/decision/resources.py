@@ -75,6 +75,37 @@ def _core_order_sum(members: list[int], core_bw: list[float]) -> float:
     return demand
 
 
+class _Layout:
+    """What a platform fixes for every core pool built on it: the pool's static views (ids
+    as in :class:`CorePool`), computed once per platform (``Platform.derived``) so that an
+    environment's reset builds none of them again. Shared between pools: never written."""
+
+    def __init__(self, platform: Platform) -> None:
+        cores, procs, nodes = platform.cores, platform.processors, platform.nodes
+        self.nb_cores = len(cores)
+        self.core_proc: list[int] = [core.processor.id for core in cores]
+        self.core_node: list[int] = [core.processor.node.id for core in cores]
+        self.core_peak: list[float] = [core.peak_gflops for core in cores]
+        self.core_power: list[float] = [core.power for core in cores]
+        self.proc_cores: list[list[int]] = [[core.id for core in p.cores] for p in procs]
+        self.proc_node: list[int] = [p.node.id for p in procs]
+        self.proc_mem_bw: list[float] = [float(p.mem_bw) for p in procs]
+        self.node_procs: list[list[int]] = [[p.id for p in n.processors] for n in nodes]
+        self.node_cores: list[list[int]] = [
+            [c for p in n.processors for c in self.proc_cores[p.id]] for n in nodes
+        ]
+        self.node_capacity: list[float] = [n.memory_mb for n in nodes]
+        #: Demand above which a processor is over-subscribed (capacity + relative tolerance).
+        self.bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
+        self.peak_arr = np.asarray(self.core_peak, dtype=float)
+        self.power_arr = np.asarray(self.core_power, dtype=float)
+        self.peak_arr.flags.writeable = False
+        self.power_arr.flags.writeable = False
+        #: Every processor has 4 cores (RICC): the settles sum demands unrolled. A flag, not a
+        #: ``len`` test per processor, which cost other platforms (Gaia: +0.6% instructions).
+        self.quad = all(len(cores) == 4 for cores in self.proc_cores)
+
+
 class CorePool:
     """Dynamic resource state built from a :class:`~hdeeprm.platform.hierarchy.Platform`.
 
@@ -118,25 +149,22 @@ class CorePool:
             "t=%.6f bandwidth over-subscription ends on processor %d",
             detail=log_detail,
         )
-        cores, procs, nodes = platform.cores, platform.processors, platform.nodes
-        # --- static views -------------------------------------------------------------
-        self.nb_cores = len(cores)
-        self.core_proc: list[int] = [core.processor.id for core in cores]
-        self.core_node: list[int] = [core.processor.node.id for core in cores]
-        self.core_peak: list[float] = [core.peak_gflops for core in cores]
-        self.core_power: list[float] = [core.power for core in cores]
-        self.proc_cores: list[list[int]] = [[core.id for core in p.cores] for p in procs]
-        self.proc_node: list[int] = [p.node.id for p in procs]
-        self.proc_mem_bw: list[float] = [float(p.mem_bw) for p in procs]
-        self.node_procs: list[list[int]] = [[p.id for p in n.processors] for n in nodes]
-        self.node_cores: list[list[int]] = [
-            [c for p in n.processors for c in self.proc_cores[p.id]] for n in nodes
-        ]
-        self.node_capacity: list[float] = [n.memory_mb for n in nodes]
-        #: Demand above which a processor is over-subscribed (capacity + relative tolerance).
-        self._bw_limit: list[float] = [bw + BW_REL_TOL * max(bw, 1.0) for bw in self.proc_mem_bw]
-        self._peak_arr = np.asarray(self.core_peak, dtype=float)
-        self._power_arr = np.asarray(self.core_power, dtype=float)
+        # --- static views (shared by every pool of this platform: never written) ---------
+        layout = platform.derived.view(_Layout, lambda: _Layout(platform))
+        self.nb_cores = layout.nb_cores
+        self.core_proc = layout.core_proc
+        self.core_node = layout.core_node
+        self.core_peak = layout.core_peak
+        self.core_power = layout.core_power
+        self.proc_cores = layout.proc_cores
+        self.proc_node = layout.proc_node
+        self.proc_mem_bw = layout.proc_mem_bw
+        self.node_procs = layout.node_procs
+        self.node_cores = layout.node_cores
+        self.node_capacity = layout.node_capacity
+        self._bw_limit = layout.bw_limit
+        self._peak_arr = layout.peak_arr
+        self._power_arr = layout.power_arr
         #: Sets that receive the id of every processor that may now rank *better* in an
         #: ordering whose keys only worsen as cores are taken (the resource manager's heaps):
         #: its free cores grew (release). Taking cores tells them nothing (unless a task has
@@ -154,9 +182,7 @@ class CorePool:
         #: a ``range`` of every node.
         self.node_change_listeners: list[ChangeLog] = []
         self.reset()
-        #: Every processor has 4 cores (RICC): the settles sum demands unrolled. A flag, not a
-        #: ``len`` test per processor, which cost other platforms (Gaia: +0.6% instructions).
-        self._quad = all(len(cores) == 4 for cores in self.proc_cores)
+        self._quad = layout.quad
 
     # --- lifecycle --------------------------------------------------------------------
     def reset(self) -> None:
@@ -168,7 +194,7 @@ class CorePool:
         self.core_job: list[str | None] = [None] * n
         self.core_mem: list[float] = [0.0] * n
         self.core_bw: list[float] = [0.0] * n
-        self.proc_free: list[list[int]] = [list(ids) for ids in self.proc_cores]
+        self.proc_free: list[list[int]] = list(map(list.copy, self.proc_cores))
         #: Every free core, in no particular order, and each core's position in it (-1: busy):
         #: O(1) uniform draws for the ``random`` policy.
         self._free_cores: list[int] | None = list(range(n)) if self._free_order else None

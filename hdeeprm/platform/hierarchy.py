@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hdeeprm._derived import Derived
+
 # --- the interference P-state model (thesis 3.1.2, SPEC section 2) -----------------------
 #: P0: running at full speed; P1: running, processor memory bandwidth over-subscribed;
 #: P2: idle while another core of its processor runs; P3: idle in an idle processor.
@@ -144,6 +146,10 @@ class Platform:
     cores: list[Core] = field(default_factory=list)
     global_links: list[dict[str, str]] = field(default_factory=list)
     gpus: list[Gpu] = field(default_factory=list)
+    #: Read-only views that readers derive from the platform, built by the first reader and
+    #: shared by the next (an environment builds a core pool per episode), keyed by reader.
+    #: A platform does not change once built.
+    derived: Derived = field(default_factory=Derived, init=False, repr=False)
 
     @classmethod
     def from_clusters(

@@ -54,7 +54,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 from hdeeprm import _native
@@ -150,6 +150,42 @@ def _kernels(native: bool | None) -> ModuleType | None:
 def _effective_speeds(speeds: tuple[float, ...]) -> tuple[float, ...]:
     top = max(speeds, default=0.0)
     return tuple(s if s > STALL_FRACTION * top else 0.0 for s in speeds)
+
+
+class _HostTables:
+    """What a platform's hosts fix for every engine built on it, computed once per platform
+    (``SimPlatform.derived``) so that an environment's reset builds none of it again. Shared
+    between engines: never written (the engine copies the initial per-host lists)."""
+
+    def __init__(self, platform: SimPlatform) -> None:
+        hosts = platform.hosts
+        self.speeds = [_effective_speeds(h.speeds) for h in hosts]
+        self.min_pstates = min((len(sp) for sp in self.speeds), default=0)
+        self.idle_w = [h.idle_watts or (0.0,) * h.nb_pstates for h in hosts]
+        self.full_w = [h.full_watts or (0.0,) * h.nb_pstates for h in hosts]
+        #: Each host's initial P-state, and its speed and powers in it.
+        self.pstate = [h.pstate for h in hosts]
+        self.speed = [sp[h.pstate] for sp, h in zip(self.speeds, hosts)]
+        self.idle = [w[h.pstate] for w, h in zip(self.idle_w, hosts)]
+        self.full = [w[h.pstate] for w, h in zip(self.full_w, hosts)]
+        #: :meth:`Engine._state_table`'s lists, by P-state, as engines first need them.
+        self.by_state: dict[int, tuple[list[float], list[float], list[float]]] = {}
+        #: ``SIMULATION_BEGINS``' ``compute_resources``: Batsim's dicts, as read-only mappings.
+        self.resources = tuple(
+            MappingProxyType(
+                {
+                    "id": h.id,
+                    "name": h.name,
+                    "state": "idle",
+                    "properties": MappingProxyType(dict(h.properties)),
+                }
+            )
+            for h in hosts
+        )
+
+
+def _host_tables(platform: SimPlatform) -> _HostTables:
+    return platform.derived.view(_HostTables, lambda: _HostTables(platform))
 
 
 #: Transition marker Batsim writes in ``out_pstate_changes.csv`` before switching to a
@@ -382,18 +418,19 @@ class Engine:
 
         hosts = platform.hosts
         self._n = len(hosts)
-        self._speeds = [_effective_speeds(h.speeds) for h in hosts]
+        tables = _host_tables(platform)
+        self._speeds = tables.speeds
         #: P-states every host has (P-state ids below this need no per-host check).
-        self._min_pstates = min((len(sp) for sp in self._speeds), default=0)
-        self._idle_w = [h.idle_watts or (0.0,) * h.nb_pstates for h in hosts]
-        self._full_w = [h.full_watts or (0.0,) * h.nb_pstates for h in hosts]
-        self._pstate = [h.pstate for h in hosts]
-        self._cur_speed = [sp[h.pstate] for sp, h in zip(self._speeds, hosts)]
-        self._cur_idle = [w[h.pstate] for w, h in zip(self._idle_w, hosts)]
-        self._cur_full = [w[h.pstate] for w, h in zip(self._full_w, hosts)]
+        self._min_pstates = tables.min_pstates
+        self._idle_w = tables.idle_w
+        self._full_w = tables.full_w
+        self._pstate = list(tables.pstate)
+        self._cur_speed = list(tables.speed)
+        self._cur_idle = list(tables.idle)
+        self._cur_full = list(tables.full)
         #: Per P-state every host has: each host's (idle W, full W, speed) in it, as three
         #: lists built on first use (one index per figure in a switch instead of two).
-        self._state_tables: dict[int, tuple[list[float], list[float], list[float]]] = {}
+        self._state_tables = tables.by_state
         self._host_job: list[SimJob | None] = [None] * self._n
         self._host_energies = host_energies
         self._host_energy = [0.0] * self._n
@@ -573,10 +610,7 @@ class Engine:
             "allow_time_sharing_on_compute": False,
             "allow_time_sharing_on_storage": False,
             "resources": tuple(hosts),
-            "compute_resources": [
-                {"id": h.id, "name": h.name, "state": "idle", "properties": dict(h.properties)}
-                for h in hosts
-            ],
+            "compute_resources": list(_host_tables(self.platform).resources),
             "storage_resources": [],
             "workloads": {wl.name: wl for wl in self.workloads},
             "profiles": {wl.name: wl.profiles for wl in self.workloads},

@@ -56,8 +56,8 @@ class Event:
     * ``NO_MORE_STATIC_JOB_TO_SUBMIT``, ``SIMULATION_ENDS``: empty
     * ``SIMULATION_BEGINS``: ``nb_resources``, ``resources`` (the compute
       :class:`~hdeeprm.simulation.platform_xml.SimHost` objects, by id),
-      ``compute_resources`` (Batsim's ``{id, name, state, properties}`` dicts), ``workloads``,
-      ``profiles`` and ``platform``
+      ``compute_resources`` (Batsim's ``{id, name, state, properties}`` dicts, read-only),
+      ``workloads``, ``profiles`` and ``platform``
     """
 
     timestamp: float

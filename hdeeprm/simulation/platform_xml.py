@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hdeeprm._derived import Derived
 from hdeeprm._gc import gc_paused
 from hdeeprm.errors import InputError
 from hdeeprm.platform.loader import MAX_PLATFORM_CORES
@@ -103,6 +104,9 @@ class SimPlatform:
     path: str | None = None
     master_host: str | None = None
     storage_hosts: list[str] = field(default_factory=list)
+    #: Read-only views that readers derive from the hosts, built by the first reader and
+    #: shared by the next (an environment builds an engine per episode), keyed by reader.
+    derived: Derived = field(default_factory=Derived, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for index, host in enumerate(self.hosts):

@@ -178,13 +178,16 @@ def test_command_with_the_backfilling_agent(tmp_path) -> None:
     args = [str(trace), str(platform), "--window-jobs", "50", "--seeds", "0"]
     args += ["--train", "0:200", "--test", "200:400", "--pool-windows", "3", "--train-windows", "2"]
     args += ["--test-windows", "2", "--predictions", "estimates"]
-    args += ["--learner", "backfill-choice", "--timesteps", "256", "--out", str(out)]
+    args += ["--learner", "backfill-choice", "--timesteps", "256", "--members", "2"]
+    args += ["--out", str(out)]
     result = CliRunner().invoke(compare_main, args)
     assert result.exit_code == 0, result.output
     assert "learned: backfill-choice" in result.output
     saved = json.loads((out / "results.json").read_text())
     assert saved["protocol"]["learner"] == "backfill-choice"
-    assert "/agent; estimates), PPO 256 steps" in saved["seeds"][0]["learned"]
+    assert (
+        "/agent; estimates), 2 agents averaged, each PPO 256 steps" in saved["seeds"][0]["learned"]
+    )
 
 
 def test_warm_start_clones_the_chosen_backfill_rule(tmp_path) -> None:

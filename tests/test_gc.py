@@ -104,8 +104,8 @@ def test_gc_paused_switches_the_collector_off_and_back() -> None:
 
 @pytest.fixture
 def nothing_frozen():
-    """Objects an earlier test froze (``hdeeprm-sim``'s in-process runs freeze their heap)
-    go back to the collector, so that ``heap_frozen`` freezes for itself."""
+    """Objects an earlier test may have frozen go back to the collector, so that
+    ``heap_frozen`` freezes for itself."""
     gc.unfreeze()
 
 

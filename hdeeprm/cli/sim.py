@@ -10,13 +10,14 @@ The flags are Batsim's; outputs go to ``{export prefix}_jobs.csv`` etc., as Bats
 
 from __future__ import annotations
 
-import gc
+import contextlib
 import os
 import sys
 from pathlib import Path
 
 import click
 
+from hdeeprm._gc import heap_frozen
 from hdeeprm.cli._report import Command, guarded
 from hdeeprm.errors import HDeepRMError, InputError, OutputError
 from hdeeprm.protocol.server import DEFAULT_SERVER_TIMEOUT
@@ -208,11 +209,11 @@ def serve(
     (the default) orders and splits each instant's events into messages as Batsim 4.2.1 does
     (docs/batsim.md), ``False`` is ``--instant``; ``transport`` is how ZeroMQ is spoken
     (``builtin`` or ``pyzmq``, see
-    :func:`~hdeeprm.protocol.transport.open_requester`); ``freeze_heap`` moves everything loaded
-    so far out of the garbage collector's reach (``gc.freeze``: for a process that only
-    serves, as ``hdeeprm-sim``); ``refuse_batsim_aborts`` raises :class:`InputError` on the
-    inputs Batsim aborts on (``hdeeprm-sim`` does:
-    :func:`~hdeeprm.protocol.batsim_timing.check_batsim_accepts`)."""
+    :func:`~hdeeprm.protocol.transport.open_requester`); ``freeze_heap`` keeps everything loaded
+    out of the garbage collector's full collections while serving
+    (:func:`~hdeeprm._gc.heap_frozen`: for a process that mostly serves, as ``hdeeprm-sim``);
+    ``refuse_batsim_aborts`` raises :class:`InputError` on the inputs Batsim aborts on
+    (``hdeeprm-sim`` does: :func:`~hdeeprm.protocol.batsim_timing.check_batsim_accepts`)."""
     from hdeeprm._atomic import check_writable
     from hdeeprm._inputfile import check_input_file
     from hdeeprm.protocol.batsim_timing import check_batsim_accepts
@@ -246,14 +247,14 @@ def serve(
         timing=timing,
         transport=transport,
     )
-    if freeze_heap:
-        # The inputs live until the end: keep the cyclic collector from walking them again
-        # and again while serving (its full collections cost ~1.4 us per message on Gaia).
-        gc.freeze()
-    stats = server.run()
-    if timing is not None:
-        timing.report_times()
-    write_outputs(engine, folder, prefix, energy=energy)
+    # The inputs live until the end: keep the cyclic collector from walking them again and
+    # again while serving (its full collections cost ~1.4 us per message on Gaia); they go
+    # back to it when serving ends, so an in-process caller's heap is as it was.
+    with heap_frozen() if freeze_heap else contextlib.nullcontext():
+        stats = server.run()
+        if timing is not None:
+            timing.report_times()
+        write_outputs(engine, folder, prefix, energy=energy)
     makespan = max((job.finish_time or 0.0 for job in engine.finished_jobs), default=0.0)
     return (
         f"hdeeprm-sim: {len(engine.finished_jobs)} jobs, makespan {makespan:g} s, "

@@ -6,6 +6,7 @@ answers each message. Every wait is bounded by a short timeout.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections.abc import Callable
@@ -317,10 +318,16 @@ def test_serve_writes_batsim_outputs_at_the_export_prefix(tmp_path: Path) -> Non
     platform, workload = _inputs(tmp_path)
     scheduler = Scheduler()
     prefix = str(tmp_path / "results" / "exp1")
+    frozen: list[int] = []
+
+    def run() -> str:
+        out = serve(platform, [workload], prefix, scheduler.endpoint, timeout=5.0, freeze_heap=True)
+        frozen.append(gc.get_freeze_count())
+        return out
+
+    gc.unfreeze()  # an earlier test's freeze, if any
     try:
-        thread, outcome = _run_in_thread(
-            lambda: serve(platform, [workload], prefix, scheduler.endpoint, timeout=5.0)
-        )
+        thread, outcome = _run_in_thread(run)
         scheduler.play(thesis_answers)
         thread.join(10.0)
     finally:
@@ -332,6 +339,7 @@ def test_serve_writes_batsim_outputs_at_the_export_prefix(tmp_path: Path) -> Non
     for kind in ("schedule", "machine_states", "pstate_changes", "consumed_energy"):
         assert (tmp_path / "results" / f"exp1_{kind}.csv").is_file()
     assert export_location("out") == (Path("."), "out_")
+    assert frozen == [0], "serving froze the heap and left it frozen"
 
 
 def test_cli_errors(tmp_path: Path) -> None:

@@ -279,6 +279,7 @@ def bench(
                     f"{own * (c3 - c2):.1f} s CPU), placements it asked for {placing:.1%}"
                 )
             print(f"    mean wait    {sum(waits) / max(len(waits), 1):,.0f} s")
+            print(f"    peak RSS     {common.peak_rss_mib():,.0f} MiB (this process so far)")
             if counter is not None:
                 print("    work counted (--questions; this run's times include the counting)")
                 print(counter.report())

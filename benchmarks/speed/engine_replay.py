@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import resource
 import sys
 import tempfile
 import time
@@ -49,12 +48,6 @@ import common  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 GAIA_JSON = ROOT / "platform_examples" / "gaia.json"
 GAIA_SWF = common.trace_default(common.GAIA)
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def window(workload: Workload, nb_jobs: int) -> Workload:
@@ -177,7 +170,7 @@ def main() -> None:
             replay(xml_path, workload, trace=True)
             profiler.disable()
             pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
-    print(f"peak memory (RSS): {peak_rss_mib():.0f} MiB")
+    print(f"peak memory (RSS): {common.peak_rss_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

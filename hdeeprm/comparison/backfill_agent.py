@@ -9,7 +9,8 @@ setting, with the chosen variant in place of plain EASY; the reservation is its 
 guard). What is learned is the backfill order, which replaces the chosen variant's (FCFS or
 SJBF). The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector; ties
 between candidates of equal features go to the oldest (``slot_order_bias``), as the rules
-break them.
+break them. With ``members`` above 1, that many agents are trained per seed and act together
+(:class:`BackfillEnsemble`).
 
 It trains on windows of ``window_jobs`` jobs drawn at random from the whole training range
 (the comparison's training part: no held-out job), with the training seed. Its observation

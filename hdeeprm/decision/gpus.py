@@ -35,34 +35,41 @@ from hdeeprm.decision.resources import MEM_TOL, CorePool
 from hdeeprm.platform.hierarchy import Platform
 
 
-def _gpu_layout(
-    platform: Platform,
-) -> tuple[int, list[list[int]], list[int], list[str], list[int], np.ndarray]:
-    """:class:`GpuPool`'s static views of ``platform``: GPU count, GPU ids per node, each
-    GPU's node, the node types with GPUs, each node's type index (-1: none), GPUs per type."""
-    node_gpus = [[g.id for g in node.gpus] for node in platform.nodes]
-    types = list(dict.fromkeys(node.type for node in platform.nodes if node.gpus))
-    index = [types.index(node.type) if node.gpus else -1 for node in platform.nodes]
-    total = np.zeros(len(types))
-    for node, ids in enumerate(node_gpus):
-        if ids:
-            total[index[node]] += len(ids)
-    total.flags.writeable = False
-    gpu_node = [g.node.id for g in platform.gpus]
-    return len(platform.gpus), node_gpus, gpu_node, types, index, total
+class _GpuLayout:
+    """What a platform fixes for every :class:`GpuPool` built on it, computed once per
+    platform (``Platform.derived``) so that an environment's reset builds none of it again.
+    Shared between pools: never written."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.nb_gpus = len(platform.gpus)
+        self.node_gpus: list[list[int]] = [[g.id for g in node.gpus] for node in platform.nodes]
+        self.gpu_node: list[int] = [g.node.id for g in platform.gpus]
+        self.types: list[str] = list(
+            dict.fromkeys(node.type for node in platform.nodes if node.gpus)
+        )
+        self.type_index = [
+            self.types.index(node.type) if node.gpus else -1 for node in platform.nodes
+        ]
+        self.type_total = np.zeros(len(self.types))
+        for node, ids in enumerate(self.node_gpus):
+            if ids:
+                self.type_total[self.type_index[node]] += len(ids)
+        self.type_total.flags.writeable = False
 
 
 class GpuPool:
     """Free and busy GPUs per node (``platform.gpus[i].id == i``)."""
 
     def __init__(self, platform: Platform) -> None:
-        # what the platform fixes, once per platform (never written)
-        layout = platform.derived.view(_gpu_layout, lambda: _gpu_layout(platform))
-        self.nb_gpus, self.node_gpus, self.gpu_node, self.types, index, total = layout
+        layout = platform.derived.view(_GpuLayout, lambda: _GpuLayout(platform))
+        self.nb_gpus = layout.nb_gpus
+        self.node_gpus = layout.node_gpus
+        self.gpu_node = layout.gpu_node
         #: Node types that have GPUs, in first-seen order (the observation's GPU features),
         #: each node's position in that list (-1: no GPU) and each type's GPU count.
-        self._type_index: list[int] = index
-        self._type_total: np.ndarray = total
+        self.types = layout.types
+        self._type_index = layout.type_index
+        self._type_total = layout.type_total
         self.reset()
 
     def reset(self) -> None:

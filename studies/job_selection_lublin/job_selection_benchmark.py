@@ -187,9 +187,14 @@ def twostep_config(args, seed: int, critic_warmup: int = 0):
     )
 
 
-def train_hdeeprm(inputs, backfill: bool, args):
+def train_hdeeprm(inputs, backfill: bool, args, validation=None):
     """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
-    picker, the training wall time, CPU time and steps."""
+    picker, the training wall time, CPU time and steps.
+
+    With ``args.snapshots`` > 1 the job selector's weights are kept at evenly spaced PPO
+    updates (the last at the end) and the one with the lowest mean bounded slowdown on the
+    ``validation`` environment's windows is kept (the earliest among equals): a choice that
+    never reads the test windows. Its line is printed."""
     from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
 
     config = twostep_config(args, args.seed, critic_warmup=args.critic_warmup)
@@ -207,10 +212,70 @@ def train_hdeeprm(inputs, backfill: bool, args):
     start, cpu = time.perf_counter(), time.process_time()
     if args.warm_start is not None:
         print(warm_start(agent, inputs, backfill, args), flush=True)
-    agent.learn(args.timesteps)
+    kept: list[tuple[str, dict]] = []
+    updates = max(1, args.timesteps // config.batch_size)
+    marks = {max(1, round(updates * (k + 1) / args.snapshots)) for k in range(args.snapshots)}
+    done = [0]
+
+    def snapshot(_row: dict[str, float]) -> None:
+        done[0] += 1
+        if done[0] in marks:
+            weights = {k: v.detach().clone() for k, v in agent.job_net.state_dict().items()}
+            kept.append((f"update {done[0]} of {updates}", weights))
+
+    agent.learn(args.timesteps, callback=snapshot)
+    if len(kept) > 1:
+        print(choose_snapshot(agent, kept, validation), flush=True)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     agent.close()
-    return agent.act, wall, cpu, agent.global_step
+    agent.snapshots = kept
+    return agent, wall, cpu, agent.global_step
+
+
+def choose_snapshot(agent, kept: list[tuple[str, dict]], validation: JobSelectionEnv) -> str:
+    """Load into ``agent`` the snapshot with the lowest mean bounded slowdown on
+    ``validation``'s windows (the earliest among equals); a line with every candidate's."""
+    scored = []
+    for name, weights in kept:
+        agent.job_net.load_state_dict(weights)
+        values, _, _ = evaluate(validation, agent.act)
+        scored.append((float(np.mean(values)), name, weights))
+    best = min(scored, key=lambda t: t[0])
+    agent.job_net.load_state_dict(best[2])
+    agent.kept = best[2]
+    listed = ", ".join(f"{name}: {mean:.2f}" for mean, name, _ in scored)
+    starts = ", ".join(map(str, validation.windows.eval_starts))
+    return (
+        f"(snapshots on the validation windows starting at jobs [{starts}]: {listed}; "
+        f"{best[1]} kept)"
+    )
+
+
+def report_snapshots(agent, env: JobSelectionEnv) -> None:
+    """Print every snapshot's mean on ``env``'s (test) windows, then restore the kept one:
+    whether the validation windows predicted the test ones, never used for the choice."""
+    for name, weights in agent.snapshots:
+        agent.job_net.load_state_dict(weights)
+        values, _, _ = evaluate(env, agent.act)
+        print(f"  (not used for the choice) {name}: {np.mean(values):.2f} on the test windows")
+    agent.job_net.load_state_dict(agent.kept)
+
+
+def validation_env(inputs, options, backfill: bool, args) -> JobSelectionEnv:
+    """The windows that choose among snapshots: ``--validation-windows`` drawn with seed 1
+    (the test windows use seed 0), from the training range, or in RLScheduler's protocol
+    1,024-job sequences over the whole trace, as its test sequences are drawn."""
+    env = training_env(inputs, backfill, args)
+    eval_jobs = RLS_EVAL if args.rlscheduler else TRAIN
+    episodes = dataclasses.replace(
+        options.env.episodes,
+        window_jobs=WINDOW,
+        eval_jobs=eval_jobs,
+        eval_windows=args.validation_windows,
+        eval_seed=1,
+    )
+    env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
+    return env
 
 
 def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
@@ -339,7 +404,34 @@ def main(argv: list[str] | None = None) -> int:
     warm.add_argument("--warm-start", choices=BASELINES, default=None)
     warm.add_argument("--warm-windows", type=int, default=16, help="training windows to clone")
     add_cloning_arguments(warm)
+    chosen = parser.add_argument_group(
+        "snapshot choice: keep the best of several networks on validation windows "
+        "(--trainer hdeeprm)"
+    )
+    chosen.add_argument(
+        "--snapshots",
+        type=int,
+        default=1,
+        help="networks kept at evenly spaced PPO updates (the last at the end)",
+    )
+    chosen.add_argument(
+        "--validation-windows",
+        type=int,
+        default=10,
+        help="windows that choose among the snapshots, drawn with seed 1: from the training "
+        "range, or with --rlscheduler 1,024-job sequences over the whole trace as its test ones",
+    )
+    chosen.add_argument(
+        "--report-snapshots",
+        action="store_true",
+        help="after the table, every snapshot's mean on the test windows (a diagnostic: "
+        "whether validation predicted them; the choice never reads them)",
+    )
     args = parser.parse_args(argv)
+    if args.snapshots < 1 or args.validation_windows < 1:
+        parser.error("--snapshots and --validation-windows must be >= 1")
+    if args.snapshots > 1 and (args.trainer != "hdeeprm" or args.policies):
+        parser.error("--snapshots needs --trainer hdeeprm (job selector alone)")
     if args.warm_start is not None and (args.trainer != "hdeeprm" or args.policies):
         parser.error("--warm-start needs --trainer hdeeprm (job selector alone)")
     if args.warm_windows < 1:
@@ -415,7 +507,11 @@ def main(argv: list[str] | None = None) -> int:
                 # Heuristic pickers act with one step: give them the first policy.
                 rows = [(n, lambda e, p=p: (p(e), 0)) for n, p in rows]
             if args.trainer == "hdeeprm":
-                pick, wall, cpu, steps = train_hdeeprm(inputs, backfill, args)
+                validation = None
+                if args.snapshots > 1:
+                    validation = validation_env(inputs, options, backfill, args)
+                agent, wall, cpu, steps = train_hdeeprm(inputs, backfill, args, validation)
+                pick = agent.act
                 print(
                     f"(TwoStepPPO{' two-step ' + str(args.policies) if args.policies else ''}: "
                     f"{steps} training steps in {wall:.1f} s wall, {cpu:.1f} s CPU, "
@@ -445,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name:<10} {np.mean(values):>10.2f}  {per:<40} {wall:>7.1f} "
                     f"{steps / wall:>8.0f}"
                 )
+            if args.report_snapshots and args.trainer == "hdeeprm" and args.snapshots > 1:
+                report_snapshots(agent, env)
     return 0
 
 

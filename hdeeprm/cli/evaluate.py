@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from hdeeprm.cli import _options
 from hdeeprm.cli._report import Command, guarded, reported
 
 
@@ -26,17 +27,9 @@ from hdeeprm.cli._report import Command, guarded, reported
     help="PPO model (hdeeprm-launch -om, PPOTrainer.save or PolicyEnsemble.save) to "
     "evaluate greedily.",
 )
-@click.option(
-    "-cw",
-    "--custom-workload",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Batsim workload JSON to use instead of the options' trace.",
-)
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for inputs, evaluation.csv and evaluation.png [default: the options' folder].",
+@_options.custom_workload
+@_options.output_dir(
+    "Folder for inputs, evaluation.csv and evaluation.png [default: the options' folder]."
 )
 @click.option(
     "--seed",

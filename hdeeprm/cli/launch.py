@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import click
 
+from hdeeprm.cli import _options
 from hdeeprm.cli._report import Command, guarded, reported
 
 
@@ -39,12 +40,7 @@ def _say(quiet: bool, message: str) -> None:
     help="Python file defining a learning agent class (LEARNING agents without a built-in "
     "'algorithm').",
 )
-@click.option(
-    "-cw",
-    "--custom-workload",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Batsim workload JSON to use instead of the options' trace.",
-)
+@_options.custom_workload
 @click.option(
     "-im",
     "--in-model",
@@ -65,11 +61,8 @@ def _say(quiet: bool, message: str) -> None:
     show_default=True,
     help="Episodes to run (learning), or repetitions with seeds seed+k (classic).",
 )
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run folder for generated inputs and outputs [default: the options file's folder].",
+@_options.output_dir(
+    "Run folder for generated inputs and outputs [default: the options file's folder]."
 )
 @click.option(
     "--simulator",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from hdeeprm.cli import _options
 from hdeeprm.cli._report import Command, guarded, reported
 
 
@@ -36,13 +37,7 @@ from hdeeprm.cli._report import Command, guarded, reported
     help="Run on Ray: alone, a new local Ray instance; with an address (e.g. 'auto', "
     "'ray://head:10001', 'head:6379'), an existing cluster. Needs pip install 'hdeeprm[ray]'.",
 )
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Sweep folder [default: the sweep file's output_dir].",
-)
+@_options.output_dir("Sweep folder [default: the sweep file's output_dir].")
 @click.option("--list", "list_only", is_flag=True, help="Print the runs and exit.")
 @click.option("--no-plots", is_flag=True, help="Do not draw the comparison plot.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")

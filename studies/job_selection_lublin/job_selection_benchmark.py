@@ -266,16 +266,21 @@ def validation_env(inputs, options, backfill: bool, args) -> JobSelectionEnv:
     (the test windows use seed 0), from the training range, or in RLScheduler's protocol
     1,024-job sequences over the whole trace, as its test sequences are drawn."""
     env = training_env(inputs, backfill, args)
-    eval_jobs = RLS_EVAL if args.rlscheduler else TRAIN
+    jobs = RLS_EVAL if args.rlscheduler else TRAIN
+    env.windows = fixed_windows(inputs, options, jobs, args.validation_windows, seed=1)
+    return env
+
+
+def fixed_windows(inputs, options, jobs: tuple[int, int], count: int, seed: int):
+    """``count`` windows of :data:`WINDOW` jobs drawn once with ``seed`` from ``jobs``."""
     episodes = dataclasses.replace(
         options.env.episodes,
         window_jobs=WINDOW,
-        eval_jobs=eval_jobs,
-        eval_windows=args.validation_windows,
-        eval_seed=1,
+        eval_jobs=jobs,
+        eval_windows=count,
+        eval_seed=seed,
     )
-    env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
-    return env
+    return EpisodeWindows(inputs.workload, episodes, "eval")
 
 
 def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
@@ -486,18 +491,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             kind = "eval"
             if args.rlscheduler:
-                episodes = dataclasses.replace(
-                    options.env.episodes,
-                    window_jobs=WINDOW,
-                    eval_jobs=RLS_EVAL,
-                    eval_windows=args.eval_windows,
-                    eval_seed=0,
-                )
-                env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
+                env.windows = fixed_windows(inputs, options, RLS_EVAL, args.eval_windows, seed=0)
                 kind = "RLScheduler test"
             if args.validate:
-                episodes = dataclasses.replace(options.env.episodes, eval_jobs=TRAIN, eval_seed=1)
-                env.windows = EpisodeWindows(inputs.workload, episodes, "eval")
+                env.windows = fixed_windows(inputs, options, TRAIN, args.eval_windows, seed=1)
                 kind = "validation"
             print(f"\n== {mode} ({kind} windows start at jobs {env.windows.eval_starts})")
             header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"

@@ -35,3 +35,40 @@ def test_a_warm_started_agent_agrees_with_f1(capsys) -> None:
     assert int(found[1]) > 100  # two 1,024-job windows: hundreds of picks
     assert float(found[2]) > 0.5  # far above a uniform choice among the visible jobs
     assert re.search(r"^PPO\s+\d+\.\d+", out, re.M)
+
+
+def test_snapshot_options_are_checked_first(capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--snapshots", "2"])  # the sb3 trainer keeps no snapshots
+    assert "--snapshots needs --trainer hdeeprm" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--trainer", "hdeeprm", "--validation-windows", "0"])
+    assert "must be >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_snapshot_kept_is_the_best_on_validation_and_plays_the_test(capsys) -> None:
+    """Two snapshots judged on a validation sequence drawn apart from the test one: the one
+    with the lower mean is kept, and the PPO row is that network's (its test mean, printed
+    again by --report-snapshots, is the row's)."""
+    trace_path("lublin_256.swf.gz")
+    argv = ["--trainer", "hdeeprm", "--rlscheduler", "--modes", "backfill"]
+    argv += ["--timesteps", "512", "--n-steps", "128", "--envs", "2", "--batch", "128"]
+    argv += ["--eval-windows", "1", "--no-heuristics", "--snapshots", "2"]
+    argv += ["--validation-windows", "1", "--report-snapshots"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    line = re.search(
+        r"snapshots on the validation windows starting at jobs \[(\d+)\]: (.*); "
+        r"(update \d of 2) kept",
+        out,
+    )
+    assert line is not None, out
+    tests = re.search(r"test windows start at jobs \[(\d+)\]", out)
+    assert tests is not None and tests[1] != line[1]  # not the test sequence
+    scores = dict(re.findall(r"(update \d of 2): ([0-9.]+)", line[2]))
+    assert len(scores) == 2
+    assert line[3] == min(scores, key=lambda name: (float(scores[name]), name))
+    row = re.search(r"^PPO\s+([0-9.]+)", out, re.M)
+    reported = dict(re.findall(r"\(not used for the choice\) (update \d of 2): ([0-9.]+)", out))
+    assert row is not None and reported[line[3]] == row[1]

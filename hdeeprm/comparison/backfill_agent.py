@@ -258,6 +258,7 @@ class BackfillAgentLearner:
         """One agent trained with ``seed`` (cloned, trained, its snapshot chosen) and, if
         ``score`` or to choose a snapshot, its figures on the training windows."""
         from hdeeprm.training.cloning import clone_rule
+        from hdeeprm.training.snapshots import SnapshotKeeper, choose_snapshot
         from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
         protocol, setting = context.protocol, context.train.setting
@@ -303,42 +304,27 @@ class BackfillAgentLearner:
                     epochs=self.warm_epochs,
                 )
                 env.close()
-            kept = [] if warm is None else [("clone", _weights(agent))]
-            updates = max(1, self.timesteps // config.batch_size)
-            marks = {
-                max(1, round(updates * (k + 1) / self.snapshots)) for k in range(self.snapshots)
-            }
-            done = [0]
-
-            def snapshot(_row: dict[str, float]) -> None:
-                done[0] += 1
-                if done[0] in marks:
-                    kept.append((f"update {done[0]} of {updates}", _weights(agent)))
-
-            agent.learn(self.timesteps, callback=snapshot)
+            keeper = SnapshotKeeper(agent, self.timesteps, self.snapshots)
+            if warm is not None:
+                keeper.add("clone")
+            agent.learn(self.timesteps, callback=keeper)
             agent.close()
         trained = TrainedBackfillAgent(
             agent, inputs.job_limits, ordering, self.timesteps, triple, warm
         )
-        if len(kept) < 2:
+        if len(keeper.kept) < 2:
             return trained, trained.play(context.train) if score else []
-        scored = []
-        for name, weights in kept:
-            agent.job_net.load_state_dict(weights)
-            scores = trained.play(context.train)
-            scored.append(
-                (math.fsum(s.mean_bsld for s in scores) / len(scores), name, weights, scores)
-            )
-        best = min(scored, key=lambda t: t[0])  # the earliest among equals
-        agent.job_net.load_state_dict(best[2])
-        trained.kept = f"{best[1]} kept ({best[0]:.2f} on the training windows)"
-        trained.candidates = tuple((name, mean) for mean, name, _, _ in scored)
-        return trained, best[3]
+        played: dict[int, list[WindowScore]] = {}
 
+        def mean_on_training(_agent: Any) -> float:
+            scores = played[len(played)] = trained.play(context.train)
+            return math.fsum(s.mean_bsld for s in scores) / len(scores)
 
-def _weights(agent: Any) -> dict[str, Any]:
-    """A copy of the job selector's weights (the only network a backfilling agent acts with)."""
-    return {k: v.detach().clone() for k, v in agent.job_net.state_dict().items()}
+        choice = choose_snapshot(agent, keeper.kept, mean_on_training)
+        trained.kept = f"{choice.name} kept ({choice.score:.2f} on the training windows)"
+        trained.candidates = choice.scores
+        names = [snapshot.name for snapshot in keeper.kept]
+        return trained, played[names.index(choice.name)]
 
 
 __all__ = [

@@ -49,6 +49,12 @@ from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training.cloning import clone_rule
+from hdeeprm.training.snapshots import (
+    SnapshotKeeper,
+    acting_state,
+    choose_snapshot,
+    load_acting_state,
+)
 from studies.common import REPO, trace
 from studies.imitation.picker_cloning import add_cloning_arguments
 
@@ -191,10 +197,11 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
     """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
     picker, the training wall time, CPU time and steps.
 
-    With ``args.snapshots`` > 1 the job selector's weights are kept at evenly spaced PPO
-    updates (the last at the end) and the one with the lowest mean bounded slowdown on the
-    ``validation`` environment's windows is kept (the earliest among equals): a choice that
-    never reads the test windows. Its line is printed."""
+    With ``args.snapshots`` > 1 the acting networks are kept at evenly spaced PPO updates
+    (the last at the end: :class:`~hdeeprm.training.snapshots.SnapshotKeeper`) and the one
+    with the lowest mean bounded slowdown on the ``validation`` environment's windows is kept
+    (the earliest among equals): a choice that never reads the test windows. Its line is
+    printed."""
     from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
 
     config = twostep_config(args, args.seed, critic_warmup=args.critic_warmup)
@@ -212,53 +219,32 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
     start, cpu = time.perf_counter(), time.process_time()
     if args.warm_start is not None:
         print(warm_start(agent, inputs, backfill, args), flush=True)
-    kept: list[tuple[str, dict]] = []
-    updates = max(1, args.timesteps // config.batch_size)
-    marks = {max(1, round(updates * (k + 1) / args.snapshots)) for k in range(args.snapshots)}
-    done = [0]
+    keeper = SnapshotKeeper(agent, args.timesteps, args.snapshots)
+    agent.learn(args.timesteps, callback=keeper)
+    if len(keeper.kept) > 1:
 
-    def snapshot(_row: dict[str, float]) -> None:
-        done[0] += 1
-        if done[0] in marks:
-            weights = {k: v.detach().clone() for k, v in agent.job_net.state_dict().items()}
-            kept.append((f"update {done[0]} of {updates}", weights))
+        def mean_on_validation(picker) -> float:
+            return float(np.mean(evaluate(validation, picker.act)[0]))
 
-    agent.learn(args.timesteps, callback=snapshot)
-    if len(kept) > 1:
-        print(choose_snapshot(agent, kept, validation), flush=True)
+        choice = choose_snapshot(agent, keeper.kept, mean_on_validation)
+        starts = ", ".join(map(str, validation.windows.eval_starts))
+        print(f"({choice.line(f'the validation windows starting at jobs [{starts}]')})")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     agent.close()
-    agent.snapshots = kept
+    agent.snapshots = keeper.kept
+    agent.kept = acting_state(agent)
     return agent, wall, cpu, agent.global_step
-
-
-def choose_snapshot(agent, kept: list[tuple[str, dict]], validation: JobSelectionEnv) -> str:
-    """Load into ``agent`` the snapshot with the lowest mean bounded slowdown on
-    ``validation``'s windows (the earliest among equals); a line with every candidate's."""
-    scored = []
-    for name, weights in kept:
-        agent.job_net.load_state_dict(weights)
-        values, _, _ = evaluate(validation, agent.act)
-        scored.append((float(np.mean(values)), name, weights))
-    best = min(scored, key=lambda t: t[0])
-    agent.job_net.load_state_dict(best[2])
-    agent.kept = best[2]
-    listed = ", ".join(f"{name}: {mean:.2f}" for mean, name, _ in scored)
-    starts = ", ".join(map(str, validation.windows.eval_starts))
-    return (
-        f"(snapshots on the validation windows starting at jobs [{starts}]: {listed}; "
-        f"{best[1]} kept)"
-    )
 
 
 def report_snapshots(agent, env: JobSelectionEnv) -> None:
     """Print every snapshot's mean on ``env``'s (test) windows, then restore the kept one:
     whether the validation windows predicted the test ones, never used for the choice."""
-    for name, weights in agent.snapshots:
-        agent.job_net.load_state_dict(weights)
+    for snapshot in agent.snapshots:
+        load_acting_state(agent, snapshot.state)
         values, _, _ = evaluate(env, agent.act)
-        print(f"  (not used for the choice) {name}: {np.mean(values):.2f} on the test windows")
-    agent.job_net.load_state_dict(agent.kept)
+        mean = np.mean(values)
+        print(f"  (not used for the choice) {snapshot.name}: {mean:.2f} on the test windows")
+    load_acting_state(agent, agent.kept)
 
 
 def validation_env(inputs, options, backfill: bool, args) -> JobSelectionEnv:

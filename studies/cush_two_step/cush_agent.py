@@ -1,7 +1,8 @@
 """CuSH's two-step agent (TwoStepPPO) against the heuristics on held-out CuSH job sets.
 
 Usage: ``python -m studies.cush_two_step.cush_agent [--steps N] [--train-sets K] [--sets M]
-[--seed S] [--warm-start SJF] [--critic-warmup U] [--validation V] [--save PATH]``. Trains
+[--seed S] [--warm-start SJF] [--critic-warmup U] [--validation V] [--snapshots N
+--choose-sets C] [--save PATH]``. Trains
 :class:`hdeeprm.training.twostep.TwoStepPPO` (job selector + policy selector over
 ``depth_first`` / ``breadth_first``, service-time model on) for ``N`` decision steps on job
 sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds 10,000 .. 10,000 +
@@ -15,6 +16,9 @@ on the first ``--warm-sets`` training sets into the job selector
 ``--critic-warmup U`` then fits the job selector's critic alone for the first ``U`` PPO
 updates. ``--validation V`` chooses settings without the held-out sets: it holds the last
 ``V`` training sets (seeds ``K - V .. K - 1``) out of training and evaluates on them instead.
+``--snapshots N --choose-sets C`` holds the last ``C`` training sets out of training, keeps
+the networks at ``N`` evenly spaced PPO updates (and the clone) and plays the held-out sets
+with the one of lowest mean NTAT on those ``C`` sets (:mod:`hdeeprm.training.snapshots`).
 
 Prints the training cost in CPU seconds (``time.process_time()``) and steps per CPU second,
 and per held-out (or validation) set a paired comparison of the agent against SJF BF, SJF DF
@@ -39,6 +43,7 @@ from hdeeprm.scenarios.cush_agent import (
     prepare_agent_inputs,
 )
 from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
+from hdeeprm.training.snapshots import SnapshotKeeper, choose_snapshot
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from hdeeprm.workload.model import Workload
 from studies.common import REPO
@@ -91,7 +96,7 @@ def warm_start(
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_480)
     parser.add_argument("--train-sets", type=int, default=1_000)
@@ -107,23 +112,43 @@ def main() -> None:
         help="hold the last V training sets out of training and evaluate on them (not on the "
         "held-out sets)",
     )
+    parser.add_argument(
+        "--snapshots",
+        type=int,
+        default=1,
+        help="networks kept at evenly spaced PPO updates (and the clone, with --warm-start); "
+        "with --choose-sets, the one with the lowest mean NTAT on them plays",
+    )
+    parser.add_argument(
+        "--choose-sets",
+        type=int,
+        default=0,
+        metavar="C",
+        help="hold the last C training sets out of training to choose among the snapshots",
+    )
     warm = parser.add_argument_group("warm start: clone a CuSH heuristic before PPO")
     warm.add_argument("--warm-start", choices=CUSH_HEURISTICS, default=None)
     warm.add_argument("--warm-sets", type=int, default=100, help="training sets to clone")
     add_cloning_arguments(warm)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not 0 <= args.validation < args.train_sets:
         parser.error("--validation must be in 0 .. --train-sets - 1")
+    if args.snapshots < 1 or not 0 <= args.choose_sets < args.train_sets:
+        parser.error("--snapshots must be >= 1 and --choose-sets in 0 .. --train-sets - 1")
+    if (args.snapshots > 1) != (args.choose_sets > 0) or (args.choose_sets and args.validation):
+        parser.error("--snapshots N > 1 and --choose-sets go together, without --validation")
     scenario = CushScenario(PLATFORM, time_unit=TIME_UNIT)
-    n_train = args.train_sets - args.validation
+    n_train = args.train_sets - args.validation - args.choose_sets
     train = tuple(scenario.jobset(seed) for seed in range(n_train))
+    choose_seeds = range(n_train, n_train + args.choose_sets)
+    choose = tuple(scenario.jobset(seed) for seed in choose_seeds)
     if args.validation:  # training sets only: nothing of the held-out sets is read
         seeds, what = range(n_train, args.train_sets), "validation"
     else:
         seeds, what = range(EVAL_FIRST, EVAL_FIRST + args.sets), "held-out"
     held_out = tuple(scenario.jobset(seed) for seed in seeds)
     with tempfile.TemporaryDirectory() as folder:
-        inputs = prepare_agent_inputs(scenario, PLATFORM, train + held_out, folder)
+        inputs = prepare_agent_inputs(scenario, PLATFORM, train + choose + held_out, folder)
         config = TwoStepConfig(
             num_envs=2,
             num_steps=args.num_steps,
@@ -136,8 +161,24 @@ def main() -> None:
         warm_line = None
         if args.warm_start is not None:
             warm_line = warm_start(agent, inputs, train[: args.warm_sets], args)
+        keeper = SnapshotKeeper(agent, args.steps, args.snapshots)
+        if warm_line is not None:
+            keeper.add("clone")
         if args.steps:
-            agent.learn(args.steps)
+            agent.learn(args.steps, callback=keeper)
+        choice_line = None
+        if args.choose_sets:
+            chooser = CushEnvFactory(inputs, choose, "eval")()
+
+            def mean_ntat(picker: TwoStepPPO) -> float:
+                results = [
+                    play_jobset(chooser, picker.act, k, TIME_UNIT) for k in range(len(choose))
+                ]
+                return math.fsum(r.ntat for r in results) / len(results)
+
+            sets = f"the {len(choose)} sets {choose_seeds[0]}..{choose_seeds[-1]} (NTAT)"
+            choice_line = choose_snapshot(agent, keeper.kept, mean_ntat).line(sets)
+            chooser.close()
         train_cpu, train_wall = time.process_time() - tick, time.perf_counter() - wall
         if args.save is not None:
             agent.save(args.save)
@@ -154,6 +195,8 @@ def main() -> None:
     )
     if warm_line is not None:
         print(f"{warm_line}; then critic warm-up {args.critic_warmup} updates")
+    if choice_line is not None:
+        print(choice_line)
     print(
         f"training: {train_cpu:.1f} s CPU ({train_wall:.1f} s wall, warm start included), "
         f"{agent.global_step / max(train_cpu, 1e-9):.0f} steps per CPU second, "

@@ -314,11 +314,11 @@ class BackfillAgentLearner:
         )
         if len(keeper.kept) < 2:
             return trained, trained.play(context.train) if score else []
-        played: dict[int, list[WindowScore]] = {}
+        played: list[list[WindowScore]] = []  # each snapshot's, in order
 
         def mean_on_training(_agent: Any) -> float:
-            scores = played[len(played)] = trained.play(context.train)
-            return math.fsum(s.mean_bsld for s in scores) / len(scores)
+            played.append(trained.play(context.train))
+            return math.fsum(s.mean_bsld for s in played[-1]) / len(played[-1])
 
         choice = choose_snapshot(agent, keeper.kept, mean_on_training)
         trained.kept = f"{choice.name} kept ({choice.score:.2f} on the training windows)"

@@ -125,3 +125,21 @@ def test_keeping_snapshots_changes_no_trained_weight(tmp_path) -> None:
     assert all(torch.equal(t, kept.job_net.state_dict()[k]) for k, t in final["job_net"].items())
     plain.close()
     kept.close()
+
+
+def test_ppo_trainer_snapshots_its_actor_critic() -> None:
+    """PPOTrainer acts with ``model``: it is what a snapshot holds, and loading the first one
+    back makes the trainer act as it did then."""
+    from test_ppo import Bandit, small_config
+
+    from hdeeprm.training.ppo import PPOTrainer
+
+    trainer = PPOTrainer(small_config(), [Bandit, Bandit])
+    keeper = SnapshotKeeper(trainer, 256, 2)  # 4 updates of 64 steps: after 2 and 4
+    trainer.learn(256, callback=keeper)
+    assert [s.name for s in keeper.kept] == ["update 2 of 4", "update 4 of 4"]
+    assert set(keeper.kept[0].state) == {"model"}
+    load_acting_state(trainer, keeper.kept[0].state)
+    now = trainer.model.state_dict()
+    assert all(torch.equal(t, now[k]) for k, t in keeper.kept[0].state["model"].items())
+    trainer.close()

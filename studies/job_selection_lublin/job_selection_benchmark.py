@@ -195,7 +195,7 @@ def twostep_config(args, seed: int, critic_warmup: int = 0):
 
 def train_hdeeprm(inputs, backfill: bool, args, validation=None):
     """The project's trainer: :class:`~hdeeprm.training.twostep.TwoStepPPO`; returns the
-    picker, the training wall time, CPU time and steps.
+    agent, the snapshots kept, the training wall time, CPU time and steps.
 
     With ``args.snapshots`` > 1 the acting networks are kept at evenly spaced PPO updates
     (the last at the end: :class:`~hdeeprm.training.snapshots.SnapshotKeeper`) and the one
@@ -231,20 +231,20 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
         print(f"({choice.line(f'the validation windows starting at jobs [{starts}]')})")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     agent.close()
-    agent.snapshots = keeper.kept
-    agent.kept = acting_state(agent)
-    return agent, wall, cpu, agent.global_step
+    return agent, keeper.kept, wall, cpu, agent.global_step
 
 
-def report_snapshots(agent, env: JobSelectionEnv) -> None:
-    """Print every snapshot's mean on ``env``'s (test) windows, then restore the kept one:
-    whether the validation windows predicted the test ones, never used for the choice."""
-    for snapshot in agent.snapshots:
+def report_snapshots(agent, snapshots, env: JobSelectionEnv) -> None:
+    """Print every snapshot's mean on ``env``'s (test) windows, then restore the agent's
+    weights: whether the validation windows predicted the test ones, never used for the
+    choice."""
+    kept = acting_state(agent)
+    for snapshot in snapshots:
         load_acting_state(agent, snapshot.state)
         values, _, _ = evaluate(env, agent.act)
         mean = np.mean(values)
         print(f"  (not used for the choice) {snapshot.name}: {mean:.2f} on the test windows")
-    load_acting_state(agent, agent.kept)
+    load_acting_state(agent, kept)
 
 
 def validation_env(inputs, options, backfill: bool, args) -> JobSelectionEnv:
@@ -493,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
                 validation = None
                 if args.snapshots > 1:
                     validation = validation_env(inputs, options, backfill, args)
-                agent, wall, cpu, steps = train_hdeeprm(inputs, backfill, args, validation)
+                agent, snapshots, wall, cpu, steps = train_hdeeprm(
+                    inputs, backfill, args, validation
+                )
                 pick = agent.act
                 print(
                     f"(TwoStepPPO{' two-step ' + str(args.policies) if args.policies else ''}: "
@@ -525,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{steps / wall:>8.0f}"
                 )
             if args.report_snapshots and args.trainer == "hdeeprm" and args.snapshots > 1:
-                report_snapshots(agent, env)
+                report_snapshots(agent, snapshots, env)
     return 0
 
 

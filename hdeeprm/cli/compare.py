@@ -160,6 +160,14 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     "together on the mean of their action probabilities; the budget grows with them.",
 )
 @click.option(
+    "--gamma",
+    type=click.FloatRange(min=0.0, max=1.0, min_open=True),
+    default=0.99,
+    show_default=True,
+    help="backfill-choice: PPO's discount per decision (1: the return is minus the window's "
+    "mean bounded slowdown).",
+)
+@click.option(
     "--test-trace",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Judge on this trace's test range instead (transfer).",
@@ -200,6 +208,7 @@ def main(
     critic_warmup: int,
     snapshots: int,
     members: int,
+    gamma: float,
     test_trace: Path | None,
     test_platform: Path | None,
     reuse_grid: Path | None,
@@ -277,6 +286,7 @@ def main(
             critic_warmup=critic_warmup,
             snapshots=snapshots,
             members=members,
+            gamma=gamma,
         )
     result = compare(
         setting,

@@ -164,6 +164,8 @@ class TrainedBackfillAgent:
     candidates: tuple[tuple[str, float], ...] = ()
     #: Agents averaged (:class:`BackfillEnsemble`); 1: ``agent`` is one PPO agent.
     members: int = 1
+    #: PPO's discount (:attr:`BackfillAgentLearner.gamma`).
+    gamma: float = 0.99
 
     def describe(self) -> str:
         start = (
@@ -176,7 +178,8 @@ class TrainedBackfillAgent:
         name = label(variant(self.ordering, "FCFS", self.triple.predictor, self.triple.correction))
         name = name.replace(f"({self.ordering}/FCFS;", f"({self.ordering}/agent;")
         many = "" if self.members == 1 else f"{self.members} agents averaged, each "
-        return f"{name}, {many}PPO {self.timesteps} steps{start}{kept}"
+        discount = "" if self.gamma == 0.99 else f" (gamma {self.gamma:g})"
+        return f"{name}, {many}PPO {self.timesteps} steps{discount}{start}{kept}"
 
     def play(self, windows: Windows) -> list[WindowScore]:
         return play_windows(windows, self.agent.act, self.limits, self.ordering, self.triple)
@@ -191,6 +194,10 @@ class BackfillAgentLearner:
     num_steps: int = 1024
     minibatch: int = 256
     learning_rate: float = 3e-4
+    #: PPO's discount per decision. 1: the return is minus the window's mean bounded slowdown
+    #: itself (the rewards telescope to it); below 1 weighs the next few hundred decisions
+    #: only, a shorter-sighted objective than the one the windows are judged on.
+    gamma: float = 0.99
     #: Training windows on which the chosen variant's backfill rule (oldest or shortest
     #: candidate first) is cloned into the agent before PPO (0: PPO from scratch).
     warm_windows: int = 0
@@ -229,6 +236,8 @@ class BackfillAgentLearner:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
         if not self.slot_order_bias >= 0:
             raise ValueError(f"slot_order_bias must be >= 0, got {self.slot_order_bias}")
 
@@ -272,6 +281,7 @@ class BackfillAgentLearner:
             num_steps=self.num_steps,
             num_minibatches=max(1, self.num_envs * self.num_steps // self.minibatch),
             learning_rate=self.learning_rate,
+            gamma=self.gamma,
             seed=seed,
             critic_warmup=self.critic_warmup,
             slot_order_bias=self.slot_order_bias,
@@ -310,7 +320,7 @@ class BackfillAgentLearner:
             agent.learn(self.timesteps, callback=keeper)
             agent.close()
         trained = TrainedBackfillAgent(
-            agent, inputs.job_limits, ordering, self.timesteps, triple, warm
+            agent, inputs.job_limits, ordering, self.timesteps, triple, warm, gamma=self.gamma
         )
         if len(keeper.kept) < 2:
             return trained, trained.play(context.train) if score else []

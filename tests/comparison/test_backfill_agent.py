@@ -170,6 +170,13 @@ def test_learner_through_the_protocol_is_deterministic(tmp_path) -> None:
     assert first.learned.describe().startswith(f"EASY({first.baseline.primary}/agent")
     with pytest.raises(ValueError, match="timesteps must be >= 1"):
         BackfillAgentLearner(timesteps=0)
+    undiscounted = dataclasses.replace(TINY, gamma=1.0)
+    (seed,) = compare(setting, protocol, [0], learner=undiscounted).seeds
+    assert seed.learned.agent.config.gamma == 1.0 and first.learned.agent.config.gamma == 0.99
+    assert seed.learned.describe().endswith("PPO 256 steps (gamma 1)")
+    for gamma in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\]"):
+            BackfillAgentLearner(gamma=gamma)
 
 
 def test_command_with_the_backfilling_agent(tmp_path) -> None:
@@ -179,14 +186,15 @@ def test_command_with_the_backfilling_agent(tmp_path) -> None:
     args += ["--train", "0:200", "--test", "200:400", "--pool-windows", "3", "--train-windows", "2"]
     args += ["--test-windows", "2", "--predictions", "estimates"]
     args += ["--learner", "backfill-choice", "--timesteps", "256", "--members", "2"]
-    args += ["--out", str(out)]
+    args += ["--gamma", "1", "--out", str(out)]
     result = CliRunner().invoke(compare_main, args)
     assert result.exit_code == 0, result.output
     assert "learned: backfill-choice" in result.output
     saved = json.loads((out / "results.json").read_text())
     assert saved["protocol"]["learner"] == "backfill-choice"
     assert (
-        "/agent; estimates), 2 agents averaged, each PPO 256 steps" in saved["seeds"][0]["learned"]
+        "/agent; estimates), 2 agents averaged, each PPO 256 steps (gamma 1)"
+        in saved["seeds"][0]["learned"]
     )
 
 

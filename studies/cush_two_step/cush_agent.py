@@ -2,7 +2,7 @@
 
 Usage: ``python -m studies.cush_two_step.cush_agent [--steps N] [--train-sets K] [--sets M]
 [--seed S] [--warm-start SJF] [--critic-warmup U] [--validation V] [--snapshots N
---choose-sets C] [--save PATH]``. Trains
+--choose-sets C [--runs R]] [--save PATH]``. Trains
 :class:`hdeeprm.training.twostep.TwoStepPPO` (job selector + policy selector over
 ``depth_first`` / ``breadth_first``, service-time model on) for ``N`` decision steps on job
 sets of seeds ``0 .. K - 1``, then plays the ``M`` held-out sets of seeds 10,000 .. 10,000 +
@@ -19,6 +19,11 @@ updates. ``--validation V`` chooses settings without the held-out sets: it holds
 ``--snapshots N --choose-sets C`` holds the last ``C`` training sets out of training, keeps
 the networks at ``N`` evenly spaced PPO updates (and the clone) and plays the held-out sets
 with the one of lowest mean NTAT on those ``C`` sets (:mod:`hdeeprm.training.snapshots`).
+``--runs R`` (with ``--choose-sets``) trains ``R`` agents from scratch for the seed, with
+seeds ``S, S + 1000, ...`` (each with its own warm start), and chooses among the snapshots
+of all of them on the same ``C`` sets: one training run can settle on a plateau that the
+choice sets show, and the budget grows ``R`` times. The seed's result is still one agent,
+chosen on training sets only.
 
 Prints the training cost in CPU seconds (``time.process_time()``) and steps per CPU second,
 and per held-out (or validation) set a paired comparison of the agent against SJF BF, SJF DF
@@ -43,7 +48,7 @@ from hdeeprm.scenarios.cush_agent import (
     prepare_agent_inputs,
 )
 from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
-from hdeeprm.training.snapshots import SnapshotKeeper, choose_snapshot
+from hdeeprm.training.snapshots import Snapshot, SnapshotKeeper, choose_snapshot
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from hdeeprm.workload.model import Workload
 from studies.common import REPO
@@ -53,6 +58,8 @@ from studies.imitation.picker_cloning import add_cloning_arguments
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0
 EVAL_FIRST = 10_000
+#: Run ``k`` of a seed's ``--runs`` trains with seed ``S + RUN_SEED_STRIDE * k``.
+RUN_SEED_STRIDE = 1000
 
 
 def _row(name: str, results: list[CushResult], cpu: float | str) -> str:
@@ -72,6 +79,7 @@ def warm_start(
     inputs: ExperimentInputs,
     jobsets: tuple[Workload, ...],
     args: argparse.Namespace,
+    seed: int,
 ) -> str:
     """Clone ``args.warm_start``'s job choices, placed breadth-first, on ``jobsets`` into the
     agent's job selector; a line saying how well the clone agrees."""
@@ -79,14 +87,14 @@ def warm_start(
     env = CushEnvFactory(inputs, jobsets, "eval")()
     demos = picker_demonstrations(
         env,
-        CushPicker(args.warm_start, args.seed),
+        CushPicker(args.warm_start, seed),
         (),
         policy=AGENT_POLICIES.index("breadth_first"),
         windows=range(len(jobsets)),
     )
     env.close()
     losses = clone_job_selector(
-        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=args.seed
+        agent, demos, epochs=args.warm_epochs, learning_rate=args.warm_lr, seed=seed
     )
     return (
         f"warm start: {args.warm_start} BF's {len(demos)} decisions on {len(jobsets)} training "
@@ -94,6 +102,43 @@ def warm_start(
         f"{losses[-1]:.4f}, agreement {agreement(agent, demos):.4f}), "
         f"{time.process_time() - tick:.1f} s CPU"
     )
+
+
+def train_run(
+    inputs: ExperimentInputs,
+    train: tuple[Workload, ...],
+    args: argparse.Namespace,
+    seed: int,
+) -> tuple[TwoStepPPO, list[Snapshot], str]:
+    """One agent trained with ``seed`` (warm start, then PPO), its snapshots (the clone first),
+    and a line saying how it trained."""
+    config = TwoStepConfig(
+        num_envs=2,
+        num_steps=args.num_steps,
+        seed=seed,
+        critic_warmup=args.critic_warmup,
+    )
+    factories = [CushEnvFactory(inputs, train, "train") for _ in range(config.num_envs)]
+    agent = TwoStepPPO(config, factories)
+    tick, wall = time.process_time(), time.perf_counter()
+    lines = []
+    if args.warm_start is not None:
+        warm = warm_start(agent, inputs, train[: args.warm_sets], args, seed)
+        lines.append(f"{warm}; then critic warm-up {args.critic_warmup} updates")
+    keeper = SnapshotKeeper(agent, args.steps, args.snapshots)
+    if args.warm_start is not None:
+        keeper.add("clone")
+    if args.steps:
+        agent.learn(args.steps, callback=keeper)
+    cpu, wall = time.process_time() - tick, time.perf_counter() - wall
+    last = [h["objective"] for h in agent.history[-5:] if not math.isnan(h["objective"])]
+    lines.append(
+        f"training: {cpu:.1f} s CPU ({wall:.1f} s wall, warm start included), "
+        f"{agent.global_step / max(cpu, 1e-9):.0f} steps per CPU second, "
+        f"{agent.episodes} episodes; training NTAT of the last updates "
+        f"{(sum(last) / len(last)) if last else math.nan:.2f}"
+    )
+    return agent, keeper.kept, "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -126,6 +171,14 @@ def main(argv: list[str] | None = None) -> None:
         metavar="C",
         help="hold the last C training sets out of training to choose among the snapshots",
     )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        metavar="R",
+        help="with --choose-sets: train R agents (seeds S, S + 1000, ...) and choose among "
+        "the snapshots of all of them",
+    )
     warm = parser.add_argument_group("warm start: clone a CuSH heuristic before PPO")
     warm.add_argument("--warm-start", choices=CUSH_HEURISTICS, default=None)
     warm.add_argument("--warm-sets", type=int, default=100, help="training sets to clone")
@@ -137,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--snapshots must be >= 1 and --choose-sets in 0 .. --train-sets - 1")
     if (args.snapshots > 1) != (args.choose_sets > 0) or (args.choose_sets and args.validation):
         parser.error("--snapshots N > 1 and --choose-sets go together, without --validation")
+    if args.runs < 1 or (args.runs > 1 and not args.choose_sets):
+        parser.error("--runs must be >= 1, and above 1 only with --snapshots and --choose-sets")
     scenario = CushScenario(PLATFORM, time_unit=TIME_UNIT)
     n_train = args.train_sets - args.validation - args.choose_sets
     train = tuple(scenario.jobset(seed) for seed in range(n_train))
@@ -149,23 +204,18 @@ def main(argv: list[str] | None = None) -> None:
     held_out = tuple(scenario.jobset(seed) for seed in seeds)
     with tempfile.TemporaryDirectory() as folder:
         inputs = prepare_agent_inputs(scenario, PLATFORM, train + choose + held_out, folder)
-        config = TwoStepConfig(
-            num_envs=2,
-            num_steps=args.num_steps,
-            seed=args.seed,
-            critic_warmup=args.critic_warmup,
-        )
-        factories = [CushEnvFactory(inputs, train, "train") for _ in range(config.num_envs)]
-        agent = TwoStepPPO(config, factories)
-        tick, wall = time.process_time(), time.perf_counter()
-        warm_line = None
-        if args.warm_start is not None:
-            warm_line = warm_start(agent, inputs, train[: args.warm_sets], args)
-        keeper = SnapshotKeeper(agent, args.steps, args.snapshots)
-        if warm_line is not None:
-            keeper.add("clone")
-        if args.steps:
-            agent.learn(args.steps, callback=keeper)
+        tick = time.process_time()
+        agent, kept, line = train_run(inputs, train, args, args.seed)
+        steps, lines = agent.global_step, [line]
+        if args.runs > 1:  # every run's snapshots, named by run, chosen into the first agent
+            kept = [Snapshot(f"run 1 {snapshot.name}", snapshot.state) for snapshot in kept]
+            for k in range(1, args.runs):
+                seed = args.seed + RUN_SEED_STRIDE * k
+                other, snapshots, line = train_run(inputs, train, args, seed)
+                kept += [Snapshot(f"run {k + 1} {s.name}", s.state) for s in snapshots]
+                steps += other.global_step
+                lines.append(line)
+                other.close()
         choice_line = None
         if args.choose_sets:
             chooser = CushEnvFactory(inputs, choose, "eval")()
@@ -177,32 +227,35 @@ def main(argv: list[str] | None = None) -> None:
                 return math.fsum(r.ntat for r in results) / len(results)
 
             sets = f"the {len(choose)} sets {choose_seeds[0]}..{choose_seeds[-1]} (NTAT)"
-            choice_line = choose_snapshot(agent, keeper.kept, mean_ntat).line(sets)
+            choice_line = choose_snapshot(agent, kept, mean_ntat).line(sets)
             chooser.close()
-        train_cpu, train_wall = time.process_time() - tick, time.perf_counter() - wall
+        train_cpu = time.process_time() - tick
         if args.save is not None:
             agent.save(args.save)
         env = CushEnvFactory(inputs, held_out, "eval")()
         tick = time.process_time()
         agent_results = [play_jobset(env, agent.act, k, TIME_UNIT) for k in range(len(held_out))]
         agent_cpu = time.process_time() - tick
-        last = [h["objective"] for h in agent.history[-5:] if not math.isnan(h["objective"])]
         agent.close()
+    trained = (
+        f"trained {steps} steps"
+        if args.runs == 1
+        else f"{args.runs} runs of {steps // args.runs} steps"
+    )
     print(
-        f"CuSH Sierra-like scenario, two-step agent: trained {agent.global_step} steps on "
+        f"CuSH Sierra-like scenario, two-step agent: {trained} on "
         f"{n_train} job sets (seeds 0..{n_train - 1}), agent seed {args.seed}; "
         f"evaluated on {len(seeds)} {what} sets (seeds {seeds[0]}..{seeds[-1]}), Q = 5, t = 10 s"
     )
-    if warm_line is not None:
-        print(f"{warm_line}; then critic warm-up {args.critic_warmup} updates")
+    for k, line in enumerate(lines):
+        if args.runs > 1:
+            line = f"run {k + 1} (seed {args.seed + RUN_SEED_STRIDE * k}): " + line.replace(
+                "\n", "\n  "
+            )
+        print(line)
     if choice_line is not None:
         print(choice_line)
-    print(
-        f"training: {train_cpu:.1f} s CPU ({train_wall:.1f} s wall, warm start included), "
-        f"{agent.global_step / max(train_cpu, 1e-9):.0f} steps per CPU second, "
-        f"{agent.episodes} episodes; training NTAT of the last updates "
-        f"{(sum(last) / len(last)) if last else math.nan:.2f}"
-    )
+    print(f"training budget: {train_cpu:.1f} s CPU in all ({args.runs} run(s) and the choice)")
     header = f"{'scheduler':<10}{'NTAT':>8}{'wait (t)':>10}{'penalty':>9}"
     header += f"{'paper NTAT':>12}{'paper wait':>12}{'CPU s':>8}"
     print(header)

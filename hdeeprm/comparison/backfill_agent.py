@@ -60,6 +60,8 @@ MEMBER_SEED_STRIDE = 1000
 RULES: dict[str, Picker] = {"FCFS": easy_pick, "SPF": sjbf_pick}
 #: Reservations with the users' requested times (plain EASY).
 ESTIMATES = HeuristicTriple()
+#: PPO's discount unless the learner says otherwise (the label names any other).
+GAMMA = 0.99
 
 
 def agent_inputs(
@@ -165,7 +167,7 @@ class TrainedBackfillAgent:
     #: Agents averaged (:class:`BackfillEnsemble`); 1: ``agent`` is one PPO agent.
     members: int = 1
     #: PPO's discount (:attr:`BackfillAgentLearner.gamma`).
-    gamma: float = 0.99
+    gamma: float = GAMMA
 
     def describe(self) -> str:
         start = (
@@ -178,7 +180,7 @@ class TrainedBackfillAgent:
         name = label(variant(self.ordering, "FCFS", self.triple.predictor, self.triple.correction))
         name = name.replace(f"({self.ordering}/FCFS;", f"({self.ordering}/agent;")
         many = "" if self.members == 1 else f"{self.members} agents averaged, each "
-        discount = "" if self.gamma == 0.99 else f" (gamma {self.gamma:g})"
+        discount = "" if self.gamma == GAMMA else f" (gamma {self.gamma:g})"
         return f"{name}, {many}PPO {self.timesteps} steps{discount}{start}{kept}"
 
     def play(self, windows: Windows) -> list[WindowScore]:
@@ -197,7 +199,7 @@ class BackfillAgentLearner:
     #: PPO's discount per decision. 1: the return is minus the window's mean bounded slowdown
     #: itself (the rewards telescope to it); below 1 weighs the next few hundred decisions
     #: only, a shorter-sighted objective than the one the windows are judged on.
-    gamma: float = 0.99
+    gamma: float = GAMMA
     #: Training windows on which the chosen variant's backfill rule (oldest or shortest
     #: candidate first) is cloned into the agent before PPO (0: PPO from scratch).
     warm_windows: int = 0

@@ -19,8 +19,8 @@ updates. ``--validation V`` chooses settings without the held-out sets: it holds
 ``--snapshots N --choose-sets C`` holds the last ``C`` training sets out of training, keeps
 the networks at ``N`` evenly spaced PPO updates (and the clone) and plays the held-out sets
 with the one of lowest mean NTAT on those ``C`` sets (:mod:`hdeeprm.training.snapshots`).
-``--runs R`` (with ``--choose-sets``) trains ``R`` agents from scratch for the seed, with
-seeds ``S, S + 1000, ...`` (each with its own warm start), and chooses among the snapshots
+``--runs R`` (with ``--choose-sets``) trains ``R`` agents for the seed, one after the other,
+with seeds ``S, S + 1000, ...`` (each with its own warm start), and chooses among the snapshots
 of all of them on the same ``C`` sets: one training run can settle on a plateau that the
 choice sets show, and the budget grows ``R`` times. The seed's result is still one agent,
 chosen on training sets only.

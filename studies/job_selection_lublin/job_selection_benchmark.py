@@ -18,8 +18,9 @@ per mode, trained by ``--trainer``:
   kernel job selector; with ``--policies a,b`` also CuSH's policy selector, the environment's
   second step choosing the core policy of each picked job).
 
-The table gives the mean bounded slowdown over the evaluation windows, wall time and
-environment steps per second; training cost is printed beside it. ``--validate`` evaluates
+The table gives the mean bounded slowdown over the evaluation windows, wall time,
+environment steps per second, and the worst wait (hours) and worst bounded slowdown of any job
+in them; training cost is printed beside it. ``--validate`` evaluates
 on validation windows drawn (seed 1) from the *training* range instead of the held-out ones:
 tune there, report on the held-out windows.
 
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hdeeprm.analysis.metrics import job_metrics
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
@@ -105,9 +107,11 @@ def write_options(
     return path
 
 
-def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float]:
-    """Bounded slowdown per evaluation window, steps and wall time."""
+def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float, float, float]:
+    """Bounded slowdown per evaluation window, steps, wall time, and over all the windows the
+    worst wait (hours) and the worst bounded slowdown: a low mean may hide a starved job."""
     values, steps, start = [], 0, time.perf_counter()
+    worst_wait = worst_bsld = 0.0
     for k in range(env.nb_eval_windows):
         env.reset(options={"window": k})
         done = env.finished
@@ -115,7 +119,15 @@ def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float]:
             _, _, done, _, _ = env.step(pick(env))
             steps += 1
         values.append(env.objective_value())
-    return values, steps, time.perf_counter() - start
+        jobs = env.engine.finished_jobs
+        m = job_metrics(
+            [j.spec.subtime for j in jobs],
+            [j.start_time for j in jobs],
+            [j.finish_time for j in jobs],
+        )
+        worst_wait = max(worst_wait, m.max_waiting / 3600.0)
+        worst_bsld = max(worst_bsld, m.max_bounded_slowdown)
+    return values, steps, time.perf_counter() - start, worst_wait, worst_bsld
 
 
 def kernel_policy(slots: int, width: int, nothing_bias: float = 0.0, hidden: int = 32):
@@ -241,7 +253,7 @@ def report_snapshots(agent, snapshots, env: JobSelectionEnv) -> None:
     kept = acting_state(agent)
     for snapshot in snapshots:
         load_acting_state(agent, snapshot.state)
-        values, _, _ = evaluate(env, agent.act)
+        values = evaluate(env, agent.act)[0]
         mean = np.mean(values)
         print(f"  (not used for the choice) {snapshot.name}: {mean:.2f} on the test windows")
     load_acting_state(agent, kept)
@@ -484,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                 kind = "validation"
             print(f"\n== {mode} ({kind} windows start at jobs {env.windows.eval_starts})")
             header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"
-            print(f"{header} {'wall s':>7} {'steps/s':>8}")
+            print(f"{header} {'wall s':>7} {'steps/s':>8} {'worst wait h':>12} {'worst bsld':>10}")
             rows = [] if args.no_heuristics else [(n, HeuristicPicker(n)) for n in BASELINES]
             if args.policies is not None:
                 # Heuristic pickers act with one step: give them the first policy.
@@ -520,11 +532,11 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print("(sb3-contrib not installed: no learned agent)")
             for name, pick in rows:
-                values, steps, wall = evaluate(env, pick)
+                values, steps, wall, worst_wait, worst_bsld = evaluate(env, pick)
                 per = " ".join(f"{v:.1f}" for v in values)
                 print(
                     f"{name:<10} {np.mean(values):>10.2f}  {per:<40} {wall:>7.1f} "
-                    f"{steps / wall:>8.0f}"
+                    f"{steps / wall:>8.0f} {worst_wait:>12.1f} {worst_bsld:>10.0f}"
                 )
             if args.report_snapshots and args.trainer == "hdeeprm" and args.snapshots > 1:
                 report_snapshots(agent, snapshots, env)

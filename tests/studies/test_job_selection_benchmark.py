@@ -34,7 +34,10 @@ def test_a_warm_started_agent_agrees_with_f1(capsys) -> None:
     assert found is not None, out
     assert int(found[1]) > 100  # two 1,024-job windows: hundreds of picks
     assert float(found[2]) > 0.5  # far above a uniform choice among the visible jobs
-    assert re.search(r"^PPO\s+\d+\.\d+", out, re.M)
+    row = re.search(r"^PPO\s+(\d+\.\d+)\s.*\s(\d+\.\d)\s+(\d+)$", out, re.M)
+    assert row is not None and "worst wait h" in out, out
+    # one window: its mean bounded slowdown is at least 1 and at most its worst
+    assert 1.0 <= float(row[1]) <= int(row[3]) + 0.5 and float(row[2]) >= 0.0
 
 
 def test_snapshot_options_are_checked_first(capsys) -> None:

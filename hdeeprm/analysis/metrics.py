@@ -32,7 +32,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -135,6 +135,18 @@ def job_metrics(
         mean_bounded_slowdown=mean(bslow),
         max_bounded_slowdown=top(bslow),
         max_waiting=top(wait),
+    )
+
+
+def ended_job_metrics(jobs: Sequence[Any], *, tau: float = BOUNDED_SLOWDOWN_TAU) -> JobMetrics:
+    """:func:`job_metrics` of the simulator's ended jobs (``Engine.finished_jobs``: each has
+    ``spec.subtime``, ``start_time`` and ``finish_time``), for callers that played a
+    simulation in memory rather than reading a run folder."""
+    return job_metrics(
+        [j.spec.subtime for j in jobs],
+        [j.start_time for j in jobs],
+        [j.finish_time for j in jobs],
+        tau=tau,
     )
 
 

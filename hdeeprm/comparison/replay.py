@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.analysis.metrics import ended_job_metrics
 from hdeeprm.comparison.setting import TraceSetting
 from hdeeprm.decision import ActionSpace, FixedPair, WorkloadManager
 from hdeeprm.decision.workload_manager import SchedulingStrategy
@@ -66,11 +66,7 @@ def window_score(engine: Engine, workload: Workload, who: str) -> WindowScore:
         raise RuntimeError(
             f"{len(workload.jobs) - len(jobs)} jobs of the window never ended under {who}"
         )
-    m = job_metrics(
-        [j.spec.subtime for j in jobs],
-        [j.start_time for j in jobs],
-        [j.finish_time for j in jobs],
-    )
+    m = ended_job_metrics(jobs)
     return WindowScore(
         m.mean_bounded_slowdown, m.mean_waiting, m.max_waiting, m.max_bounded_slowdown, m.nb_ran
     )

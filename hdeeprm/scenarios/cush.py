@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hdeeprm._jsonfile import read_json
-from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.analysis.metrics import ended_job_metrics
 from hdeeprm.decision.workload_manager import WorkloadManager
 from hdeeprm.environment.job_pickers import CUSH_HEURISTICS, CushPicker
 from hdeeprm.platform import load_platform, platform_from_json, platform_xml
@@ -144,11 +144,7 @@ class CushScenario:
                 decisions.extend(ExecuteJob(j.id, j.alloc, j.gpu_alloc) for j in started)
             message = engine.proceed(decisions)
         jobs = engine.finished_jobs
-        metrics = job_metrics(
-            [j.spec.subtime for j in jobs],
-            [j.start_time for j in jobs],
-            [j.finish_time for j in jobs],
-        )
+        metrics = ended_job_metrics(jobs)
         penalty = sum(j.service_factor - 1.0 for j in jobs) / len(jobs)
         return CushResult(metrics.mean_slowdown, metrics.mean_waiting / self.time_unit, penalty)
 

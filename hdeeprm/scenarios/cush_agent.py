@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.analysis.metrics import ended_job_metrics
 from hdeeprm.environment.episodes import WorkloadEpisodes
 from hdeeprm.environment.job_selection import JobSelectionEnv
 from hdeeprm.inputs import ExperimentInputs, prepare_inputs
@@ -116,9 +116,7 @@ def play_jobset(
         _, _, done, _, _ = env.step(act(env))
     assert env.engine is not None
     jobs = env.engine.finished_jobs
-    metrics = job_metrics(
-        [j.spec.subtime for j in jobs], [j.start_time for j in jobs], [j.finish_time for j in jobs]
-    )
+    metrics = ended_job_metrics(jobs)
     penalty = sum(j.service_factor - 1.0 for j in jobs) / len(jobs)
     return CushResult(metrics.mean_slowdown, metrics.mean_waiting / time_unit, penalty)
 

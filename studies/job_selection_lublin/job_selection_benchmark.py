@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hdeeprm.analysis.metrics import job_metrics
+from hdeeprm.analysis.metrics import ended_job_metrics
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.episodes import EpisodeWindows
 from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
@@ -119,12 +119,7 @@ def evaluate(env: JobSelectionEnv, pick) -> tuple[list[float], int, float, float
             _, _, done, _, _ = env.step(pick(env))
             steps += 1
         values.append(env.objective_value())
-        jobs = env.engine.finished_jobs
-        m = job_metrics(
-            [j.spec.subtime for j in jobs],
-            [j.start_time for j in jobs],
-            [j.finish_time for j in jobs],
-        )
+        m = ended_job_metrics(env.engine.finished_jobs)
         worst_wait = max(worst_wait, m.max_waiting / 3600.0)
         worst_bsld = max(worst_bsld, m.max_bounded_slowdown)
     return values, steps, time.perf_counter() - start, worst_wait, worst_bsld

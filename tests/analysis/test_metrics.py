@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from handmade import JOB_HEADER, make_run, write_jobs
 
-from hdeeprm.analysis import RunFolderError, job_metrics, summarize_run
+from hdeeprm.analysis import RunFolderError, ended_job_metrics, job_metrics, summarize_run
 from hdeeprm.analysis.metrics import format_table, plot_metrics, summarize_runs, unique_labels
 from hdeeprm.analysis.plots import save_figure
 from hdeeprm.cli.metrics import main
@@ -67,6 +67,23 @@ def test_zero_length_job_and_bounded_threshold() -> None:
     assert metrics.mean_slowdown == 3.0  # (1 + 5) / 2
     assert metrics.mean_bounded_slowdown == 1.0
     assert metrics.makespan == 10.0
+
+
+def test_ended_jobs_give_the_figures_of_their_times() -> None:
+    """Jobs as ``Engine.finished_jobs`` holds them: one submitted at 0 that waited 30 s and
+    ran 20 s (bounded slowdown 50 / 20 = 2.5), one submitted at 10 that started at once and
+    ran 5 s (max(5 / 10, 1) = 1). Mean 1.75, worst wait 30 s."""
+    from types import SimpleNamespace
+
+    def ended(subtime: float, start: float, finish: float) -> SimpleNamespace:
+        spec = SimpleNamespace(subtime=subtime)
+        return SimpleNamespace(spec=spec, start_time=start, finish_time=finish)
+
+    metrics = ended_job_metrics([ended(0.0, 30.0, 50.0), ended(10.0, 10.0, 15.0)])
+    assert metrics.mean_bounded_slowdown == 1.75
+    assert metrics.max_bounded_slowdown == 2.5
+    assert metrics.max_waiting == 30.0
+    assert metrics == job_metrics([0.0, 10.0], [30.0, 10.0], [50.0, 15.0])
 
 
 def test_no_job_ran_gives_zeros() -> None:

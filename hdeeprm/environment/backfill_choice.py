@@ -50,7 +50,8 @@ class BackfillChoiceEnv(JobSelectionEnv):
     """Choose which job EASY backfills next, or none (module docstring).
 
     Takes :class:`~hdeeprm.environment.job_selection.JobSelectionEnv`'s arguments except
-    ``backfill`` (always on, and the agent's), ``policies`` and ``rlscheduler``; ``wait``
+    ``backfill`` (always on, and the agent's), ``policies``, ``rlscheduler`` and ``max_wait``
+    (EASY's reservation is the guard here); ``wait``
     allows doing nothing while candidates wait (an agent can then refuse to backfill: on
     lublin_256 two seeds of five learned to, and did worse than no backfilling at all);
     ``ordering``, ``predictor`` and ``correction`` are those of the EASY variant the agent
@@ -67,6 +68,11 @@ class BackfillChoiceEnv(JobSelectionEnv):
         correction: str = "requested",
         **kwargs: Any,
     ) -> None:
+        if kwargs.get("max_wait") is not None:
+            raise ValueError(
+                f"BackfillChoiceEnv does not take max_wait={kwargs['max_wait']!r}: EASY's "
+                "reservation is its guard"
+            )
         for key in ("backfill", "policies", "rlscheduler"):
             if kwargs.get(key):
                 raise ValueError(f"BackfillChoiceEnv does not take {key}={kwargs[key]!r}")

@@ -21,6 +21,15 @@ The chosen job is placed at once by a fixed core policy of the resource manager
   shadow`), and until it starts the other visible jobs are backfilled in submission order at
   each event: a job starts if it fits now and either ends (by its requested time) before the
   reservation or uses only cores spare at that time. The step ends when the chosen job starts.
+* **Starvation guard** (``max_wait``, seconds; off by default): a learned picker may leave
+  a job last for ever. When the oldest visible job (slot 0, the queue is in submission order)
+  has waited at least ``max_wait`` at a decision, it is the only valid action: with
+  backfilling it starts now or is reserved (EASY around it); without, the environment runs
+  on by itself until it fits and then offers only it. Any picker that reads the mask obeys
+  (the heuristics of :mod:`hdeeprm.environment.job_pickers` and the trainers do), and an
+  agent trained with the guard learns with it. A job's wait is bounded by ``max_wait``, plus
+  the time to the next decision point, plus the time the platform needs to free its cores
+  for it and for the starving jobs ahead of it.
 * **Reward**: the potential-based rewards of :mod:`hdeeprm.environment.objective_reward` for
   ``avg_bounded_slowdown`` (tau = 10 s): the rewards of an episode add up to minus its average
   bounded slowdown. Steps at the same instant earn 0; time passing credits the waits.
@@ -350,8 +359,21 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         log_features: bool = False,
         objective: str = OBJECTIVE,
         rlscheduler: bool = False,
+        max_wait: float | None = None,
         **common: Any,
     ) -> None:
+        if max_wait is not None:
+            if (
+                isinstance(max_wait, bool)
+                or not isinstance(max_wait, (int, float))
+                or not 0 <= max_wait < math.inf
+            ):
+                raise ValueError(f"max_wait must be non-negative seconds or None, got {max_wait!r}")
+            if rlscheduler:
+                raise ValueError(
+                    "max_wait is not available with rlscheduler=True: RLScheduler's visible "
+                    "queue may hide the oldest job, and its protocol has no guard"
+                )
         if objective not in SLOWDOWN_OBJECTIVES:
             raise ValueError(
                 f"unknown objective {objective!r} for job selection; expected one of "
@@ -386,6 +408,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
         self.backfill = bool(backfill)
         self.rlscheduler = bool(rlscheduler)
+        #: The starvation guard's bound in seconds (None: no guard).
+        self.max_wait = None if max_wait is None else float(max_wait)
         #: The run time the scheduler plans a queued job with, as the observation's
         #: ``req_time`` shows it (None: the requested time; a subclass predicting run times
         #: shows its predictions).
@@ -661,10 +685,15 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                     extra -= job.res
 
     def _settle(self) -> None:
-        """Run on until the agent has a real choice (a visible job it may pick), then observe."""
+        """Run on until the agent has a real choice (a visible job it may pick), then observe.
+        Under the starvation guard, without backfilling, that is when the starving job fits."""
+        guarded = self.max_wait is not None
         while not self._done:
             self._look()
-            if self._any_fits or (self.backfill and self._visible):
+            if guarded and self._starving():
+                if self.backfill or self._fits[0]:
+                    break
+            elif self._any_fits or (self.backfill and self._visible):
                 break
             self._proceed()
         if self._done:
@@ -674,6 +703,12 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             self._fits[:] = False
         self._obs = self._observer.build()
         self._mask = None
+
+    def _starving(self) -> bool:
+        """Whether the guard holds the oldest visible job (slot 0): it waited ``max_wait``."""
+        visible = self._visible
+        wait = self.max_wait
+        return wait is not None and bool(visible) and self.manager.now - visible[0].subtime >= wait
 
     def _refresh_visible(self) -> None:
         """The visible jobs, their submission numbers (job table rows) and requested cores,
@@ -781,7 +816,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and
-        do nothing unless it could never end."""
+        do nothing unless it could never end; under the starvation guard, the starving job
+        alone."""
         return self._current_mask().copy()
 
     def _current_mask(self) -> np.ndarray:
@@ -802,6 +838,9 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 mask[self.do_nothing] = bool(manager.running) or not manager.no_more_jobs
                 if self.rlscheduler and n and mask[:n].any():
                     mask[self.do_nothing] = False  # RLScheduler's agent always picks a job
+                if self.max_wait is not None and self._starving():
+                    mask[:] = False  # the guard: the starving job, and nothing else
+                    mask[0] = True
             self._mask = mask
         return mask
 

@@ -22,7 +22,9 @@ The table gives the mean bounded slowdown over the evaluation windows, wall time
 environment steps per second, and the worst wait (hours) and worst bounded slowdown of any job
 in them; training cost is printed beside it. ``--validate`` evaluates
 on validation windows drawn (seed 1) from the *training* range instead of the held-out ones:
-tune there, report on the held-out windows.
+tune there, report on the held-out windows. ``--max-wait H`` turns on the environment's
+starvation guard (a job that has waited ``H`` hours is the only one that may be picked) for
+training and evaluation; the heuristics are then printed both with and without it.
 
     python -m studies.job_selection_lublin.job_selection_benchmark --quick  # minutes
     python -m studies.job_selection_lublin.job_selection_benchmark  # full: 10 windows, longer
@@ -221,6 +223,7 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
         policies=args.policies,
         log_features=args.log_features,
         rlscheduler=args.rlscheduler,
+        max_wait=max_wait_seconds(args),
     )
     agent = TwoStepPPO(config, fns)
     start, cpu = time.perf_counter(), time.process_time()
@@ -276,6 +279,11 @@ def fixed_windows(inputs, options, jobs: tuple[int, int], count: int, seed: int)
     return EpisodeWindows(inputs.workload, episodes, "eval")
 
 
+def max_wait_seconds(args) -> float | None:
+    """The starvation guard's bound in seconds (``--max-wait`` is in hours), or None."""
+    return None if args.max_wait is None else args.max_wait * 3600.0
+
+
 def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
     """A job selection environment drawing training windows, as the options ask."""
     return JobSelectionEnv(
@@ -285,6 +293,7 @@ def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
         queue_slots=SLOTS,
         log_features=args.log_features,
         rlscheduler=args.rlscheduler,
+        max_wait=max_wait_seconds(args),
     )
 
 
@@ -393,6 +402,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-heuristics", action="store_true", help="only the agent's row")
     parser.add_argument(
+        "--max-wait",
+        type=float,
+        default=None,
+        metavar="HOURS",
+        help="starvation guard: a job that has waited this long is the only one that may be "
+        "picked, in training and evaluation (the heuristics are printed with and without it)",
+    )
+    parser.add_argument(
         "--rlscheduler",
         action="store_true",
         help="RLScheduler's own protocol: its visible queue and backfilling rule, 256-job "
@@ -440,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--policies needs --trainer hdeeprm")
     if args.rlscheduler and args.validate:
         parser.error("--validate draws from a held-out split; RLScheduler's protocol has none")
+    if args.max_wait is not None:
+        if not 0 <= args.max_wait < float("inf"):
+            parser.error(f"--max-wait must be non-negative hours, got {args.max_wait}")
+        if args.rlscheduler:
+            parser.error("--max-wait: RLScheduler's protocol has no starvation guard")
     if args.timesteps is None:
         args.timesteps = 32_768 if args.quick else 400_000
     if args.eval_windows is None:
@@ -471,17 +493,24 @@ def main(argv: list[str] | None = None) -> int:
                 f"windows of {WINDOW} jobs: train from jobs {TRAIN}, {args.eval_windows} eval "
                 f"windows from jobs {EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
             )
+        if args.max_wait is not None:
+            print(f"starvation guard: a job that has waited {args.max_wait:g} h is picked first")
         for mode in args.modes.split(","):
             backfill = mode == "backfill"
-            env = JobSelectionEnv(
-                inputs=inputs,
-                split="train" if args.rlscheduler else "eval",  # the test windows come next
-                backfill=backfill,
-                queue_slots=SLOTS,
-                policies=args.policies,
-                log_features=args.log_features,
-                rlscheduler=args.rlscheduler,
-            )
+
+            def test_env(max_wait: float | None, backfill: bool = backfill) -> JobSelectionEnv:
+                return JobSelectionEnv(
+                    inputs=inputs,
+                    split="train" if args.rlscheduler else "eval",  # the test windows come next
+                    backfill=backfill,
+                    queue_slots=SLOTS,
+                    policies=args.policies,
+                    log_features=args.log_features,
+                    rlscheduler=args.rlscheduler,
+                    max_wait=max_wait,
+                )
+
+            env = test_env(max_wait_seconds(args))
             kind = "eval"
             if args.rlscheduler:
                 env.windows = fixed_windows(inputs, options, RLS_EVAL, args.eval_windows, seed=0)
@@ -490,12 +519,16 @@ def main(argv: list[str] | None = None) -> int:
                 env.windows = fixed_windows(inputs, options, TRAIN, args.eval_windows, seed=1)
                 kind = "validation"
             print(f"\n== {mode} ({kind} windows start at jobs {env.windows.eval_starts})")
-            header = f"{'picker':<10} {'mean bsld':>10}  {'per window':<40}"
+            header = f"{'picker':<15} {'mean bsld':>10}  {'per window':<40}"
             print(f"{header} {'wall s':>7} {'steps/s':>8} {'worst wait h':>12} {'worst bsld':>10}")
-            rows = [] if args.no_heuristics else [(n, HeuristicPicker(n)) for n in BASELINES]
+            rows = [] if args.no_heuristics else [(n, HeuristicPicker(n), env) for n in BASELINES]
+            if rows and args.max_wait is not None:
+                bare = test_env(None)
+                bare.windows = env.windows
+                rows += [(f"{n} (no guard)", HeuristicPicker(n), bare) for n in BASELINES]
             if args.policies is not None:
                 # Heuristic pickers act with one step: give them the first policy.
-                rows = [(n, lambda e, p=p: (p(e), 0)) for n, p in rows]
+                rows = [(n, lambda e, p=p: (p(e), 0), where) for n, p, where in rows]
             if args.trainer == "hdeeprm":
                 validation = None
                 if args.snapshots > 1:
@@ -509,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{steps} training steps in {wall:.1f} s wall, {cpu:.1f} s CPU, "
                     f"{steps / wall:.0f} steps/s)"
                 )
-                rows.append(("PPO", pick))
+                rows.append(("PPO", pick, env))
             elif sb3_contrib is not None:
                 model, wall, steps = train(inputs, backfill, args)
                 print(
@@ -523,14 +556,14 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     return int(action)
 
-                rows.append(("PPO", agent))
+                rows.append(("PPO", agent, env))
             else:
                 print("(sb3-contrib not installed: no learned agent)")
-            for name, pick in rows:
-                values, steps, wall, worst_wait, worst_bsld = evaluate(env, pick)
+            for name, pick, where in rows:
+                values, steps, wall, worst_wait, worst_bsld = evaluate(where, pick)
                 per = " ".join(f"{v:.1f}" for v in values)
                 print(
-                    f"{name:<10} {np.mean(values):>10.2f}  {per:<40} {wall:>7.1f} "
+                    f"{name:<15} {np.mean(values):>10.2f}  {per:<40} {wall:>7.1f} "
                     f"{steps / wall:>8.0f} {worst_wait:>12.1f} {worst_bsld:>10.0f}"
                 )
             if args.report_snapshots and args.trainer == "hdeeprm" and args.snapshots > 1:

@@ -75,3 +75,28 @@ def test_the_snapshot_kept_is_the_best_on_validation_and_plays_the_test(capsys) 
     row = re.search(r"^PPO\s+([0-9.]+)", out, re.M)
     reported = dict(re.findall(r"\(not used for the choice\) (update \d of 2): ([0-9.]+)", out))
     assert row is not None and reported[line[3]] == row[1]
+
+
+def test_guard_options_are_checked_first(capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--max-wait", "-1"])
+    assert "--max-wait must be non-negative hours" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--max-wait", "72", "--rlscheduler"])
+    assert "RLScheduler's protocol has no starvation guard" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_zero_guard_makes_every_picker_first_come_first_served(capsys) -> None:
+    """``--max-wait 0``: every job starves once seen, so every guarded row, the trained
+    agent's included, is EASY-FCFS's; the heuristics without the guard are printed apart."""
+    trace_path("lublin_256.swf.gz")
+    argv = ["--trainer", "hdeeprm", "--modes", "backfill", "--timesteps", "256"]
+    argv += ["--n-steps", "128", "--eval-windows", "1", "--max-wait", "0"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "starvation guard: a job that has waited 0 h is picked first" in out
+    means = dict(re.findall(r"^(\S+(?: \(no guard\))?)\s+(\d+\.\d+)\s", out, re.M))
+    guarded = ["FCFS", "SJF", "WFP3", "UNICEP", "F1", "PPO"]
+    assert {means[name] for name in guarded} == {means["FCFS (no guard)"]}, out
+    assert means["F1 (no guard)"] != means["FCFS (no guard)"]

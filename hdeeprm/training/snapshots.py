@@ -9,6 +9,10 @@ training part, never the held-out ones, and loads the best into the agent. It is
 :class:`~hdeeprm.training.validation.Validator`'s rule (a strictly better score replaces the
 best, so ties keep the earlier snapshot) for agents without an options file, decided after
 training: the weights trained are the same with and without it, bit for bit.
+
+:func:`train_runs` trains several agents for one seed, one after the other, and pools their
+snapshots, so that the choice can also pass over a run that stayed on a plateau; the seed's
+result is still one agent.
 """
 
 from __future__ import annotations
@@ -105,3 +109,35 @@ def choose_snapshot(agent: Any, kept: Sequence[Snapshot], score: Callable[[Any],
             best = k
     load_acting_state(agent, kept[best].state)
     return Choice(kept[best].name, scores[best][1], tuple(scores))
+
+
+#: Run ``k`` (from 0) of :func:`train_runs` trains with seed ``seed + RUN_SEED_STRIDE * k``.
+RUN_SEED_STRIDE = 1000
+
+
+def run_seed(seed: int, k: int) -> int:
+    """The training seed of run ``k`` (from 0) of a seed's :func:`train_runs`."""
+    return seed + RUN_SEED_STRIDE * k
+
+
+def train_runs(
+    train_one: Callable[[int], tuple[Any, list[Snapshot]]], seed: int, runs: int
+) -> tuple[Any, list[Snapshot], int]:
+    """Train ``runs`` agents with ``train_one(run seed) -> (agent, its snapshots)``, run ``k``
+    with :func:`run_seed` ``(seed, k)``; return the first agent (the one a choice loads into),
+    every run's snapshots (named ``"run k+1 <name>"`` when ``runs > 1``) and the steps of all
+    runs. The other agents are closed once their snapshots are kept. One run is
+    ``train_one(seed)`` itself, names unchanged."""
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1, got {runs}")
+    agent, kept = train_one(seed)
+    steps = int(agent.global_step)
+    if runs == 1:
+        return agent, kept, steps
+    kept = [Snapshot(f"run 1 {s.name}", s.state) for s in kept]
+    for k in range(1, runs):
+        other, snapshots = train_one(run_seed(seed, k))
+        kept += [Snapshot(f"run {k + 1} {s.name}", s.state) for s in snapshots]
+        steps += int(other.global_step)
+        other.close()
+    return agent, kept, steps

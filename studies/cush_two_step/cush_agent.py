@@ -48,7 +48,13 @@ from hdeeprm.scenarios.cush_agent import (
     prepare_agent_inputs,
 )
 from hdeeprm.training.cloning import agreement, clone_job_selector, picker_demonstrations
-from hdeeprm.training.snapshots import Snapshot, SnapshotKeeper, choose_snapshot
+from hdeeprm.training.snapshots import (
+    Snapshot,
+    SnapshotKeeper,
+    choose_snapshot,
+    run_seed,
+    train_runs,
+)
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 from hdeeprm.workload.model import Workload
 from studies.common import REPO
@@ -58,8 +64,6 @@ from studies.imitation.picker_cloning import add_cloning_arguments
 PLATFORM = REPO / "platform_examples" / "cush_sierra.json"
 TIME_UNIT = 10.0
 EVAL_FIRST = 10_000
-#: Run ``k`` of a seed's ``--runs`` trains with seed ``S + RUN_SEED_STRIDE * k``.
-RUN_SEED_STRIDE = 1000
 
 
 def _row(name: str, results: list[CushResult], cpu: float | str) -> str:
@@ -205,17 +209,15 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         inputs = prepare_agent_inputs(scenario, PLATFORM, train + choose + held_out, folder)
         tick = time.process_time()
-        agent, kept, line = train_run(inputs, train, args, args.seed)
-        steps, lines = agent.global_step, [line]
-        if args.runs > 1:  # every run's snapshots, named by run, chosen into the first agent
-            kept = [Snapshot(f"run 1 {snapshot.name}", snapshot.state) for snapshot in kept]
-            for k in range(1, args.runs):
-                seed = args.seed + RUN_SEED_STRIDE * k
-                other, snapshots, line = train_run(inputs, train, args, seed)
-                kept += [Snapshot(f"run {k + 1} {s.name}", s.state) for s in snapshots]
-                steps += other.global_step
-                lines.append(line)
-                other.close()
+        lines: list[str] = []
+
+        def train_one(seed: int) -> tuple[TwoStepPPO, list[Snapshot]]:
+            agent, kept, line = train_run(inputs, train, args, seed)
+            lines.append(line)
+            return agent, kept
+
+        # every run's snapshots, named by run, chosen into the first agent
+        agent, kept, steps = train_runs(train_one, args.seed, args.runs)
         choice_line = None
         if args.choose_sets:
             chooser = CushEnvFactory(inputs, choose, "eval")()
@@ -249,9 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     for k, line in enumerate(lines):
         if args.runs > 1:
-            line = f"run {k + 1} (seed {args.seed + RUN_SEED_STRIDE * k}): " + line.replace(
-                "\n", "\n  "
-            )
+            line = f"run {k + 1} (seed {run_seed(args.seed, k)}): " + line.replace("\n", "\n  ")
         print(line)
     if choice_line is not None:
         print(choice_line)

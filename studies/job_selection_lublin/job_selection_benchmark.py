@@ -54,10 +54,12 @@ from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training.cloning import clone_rule
 from hdeeprm.training.snapshots import (
+    Snapshot,
     SnapshotKeeper,
     acting_state,
     choose_snapshot,
     load_acting_state,
+    train_runs,
 )
 from studies.common import REPO, trace
 from studies.imitation.picker_cloning import add_cloning_arguments
@@ -210,10 +212,10 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
     (the last at the end: :class:`~hdeeprm.training.snapshots.SnapshotKeeper`) and the one
     with the lowest mean bounded slowdown on the ``validation`` environment's windows is kept
     (the earliest among equals): a choice that never reads the test windows. Its line is
-    printed."""
+    printed. With ``args.runs`` > 1, that many agents train one after the other (seeds
+    ``S``, ``S + 1000``, ...) and the choice passes over the snapshots of all of them."""
     from hdeeprm.training.twostep import TwoStepPPO, job_selection_factories
 
-    config = twostep_config(args, args.seed, critic_warmup=args.critic_warmup)
     fns = job_selection_factories(
         inputs,
         args.envs,
@@ -225,23 +227,29 @@ def train_hdeeprm(inputs, backfill: bool, args, validation=None):
         rlscheduler=args.rlscheduler,
         max_wait=max_wait_seconds(args),
     )
-    agent = TwoStepPPO(config, fns)
+
+    def train_one(seed: int) -> tuple[TwoStepPPO, list[Snapshot]]:
+        config = twostep_config(args, seed, critic_warmup=args.critic_warmup)
+        agent = TwoStepPPO(config, fns)
+        if args.warm_start is not None:
+            print(warm_start(agent, inputs, backfill, args, seed), flush=True)
+        keeper = SnapshotKeeper(agent, args.timesteps, args.snapshots)
+        agent.learn(args.timesteps, callback=keeper)
+        return agent, keeper.kept
+
     start, cpu = time.perf_counter(), time.process_time()
-    if args.warm_start is not None:
-        print(warm_start(agent, inputs, backfill, args), flush=True)
-    keeper = SnapshotKeeper(agent, args.timesteps, args.snapshots)
-    agent.learn(args.timesteps, callback=keeper)
-    if len(keeper.kept) > 1:
+    agent, kept, steps = train_runs(train_one, args.seed, args.runs)
+    if len(kept) > 1:
 
         def mean_on_validation(picker) -> float:
             return float(np.mean(evaluate(validation, picker.act)[0]))
 
-        choice = choose_snapshot(agent, keeper.kept, mean_on_validation)
+        choice = choose_snapshot(agent, kept, mean_on_validation)
         starts = ", ".join(map(str, validation.windows.eval_starts))
         print(f"({choice.line(f'the validation windows starting at jobs [{starts}]')})")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     agent.close()
-    return agent, keeper.kept, wall, cpu, agent.global_step
+    return agent, kept, wall, cpu, steps
 
 
 def report_snapshots(agent, snapshots, env: JobSelectionEnv) -> None:
@@ -297,7 +305,7 @@ def training_env(inputs, backfill: bool, args) -> JobSelectionEnv:
     )
 
 
-def warm_start(agent, inputs, backfill: bool, args) -> str:
+def warm_start(agent, inputs, backfill: bool, args, seed: int) -> str:
     """Clone ``args.warm_start``'s picks on ``args.warm_windows`` training windows (drawn by
     seeds of their own) into ``agent``'s job selector; a line saying how well it agrees."""
     env = training_env(inputs, backfill, args)
@@ -307,7 +315,7 @@ def warm_start(agent, inputs, backfill: bool, args) -> str:
             env,
             HeuristicPicker(args.warm_start),
             args.warm_start,
-            seed=args.seed,
+            seed=seed,
             windows=args.warm_windows,
             epochs=args.warm_epochs,
             learning_rate=args.warm_lr,
@@ -437,6 +445,14 @@ def main(argv: list[str] | None = None) -> int:
         "range, or with --rlscheduler 1,024-job sequences over the whole trace as its test ones",
     )
     chosen.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        metavar="R",
+        help="train R agents one after the other (seeds S, S + 1000, ...) and choose among the "
+        "snapshots of all of them (with --snapshots)",
+    )
+    chosen.add_argument(
         "--report-snapshots",
         action="store_true",
         help="after the table, every snapshot's mean on the test windows (a diagnostic: "
@@ -445,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.snapshots < 1 or args.validation_windows < 1:
         parser.error("--snapshots and --validation-windows must be >= 1")
+    if args.runs < 1 or (args.runs > 1 and args.snapshots < 2):
+        parser.error("--runs must be >= 1, and above 1 only with --snapshots")
     if args.snapshots > 1 and (args.trainer != "hdeeprm" or args.policies):
         parser.error("--snapshots needs --trainer hdeeprm (job selector alone)")
     if args.warm_start is not None and (args.trainer != "hdeeprm" or args.policies):
@@ -537,9 +555,10 @@ def main(argv: list[str] | None = None) -> int:
                     inputs, backfill, args, validation
                 )
                 pick = agent.act
+                runs = f" ({args.runs} runs)" if args.runs > 1 else ""
                 print(
                     f"(TwoStepPPO{' two-step ' + str(args.policies) if args.policies else ''}: "
-                    f"{steps} training steps in {wall:.1f} s wall, {cpu:.1f} s CPU, "
+                    f"{steps} training steps{runs} in {wall:.1f} s wall, {cpu:.1f} s CPU, "
                     f"{steps / wall:.0f} steps/s)"
                 )
                 rows.append(("PPO", pick, env))

@@ -100,3 +100,37 @@ def test_a_zero_guard_makes_every_picker_first_come_first_served(capsys) -> None
     guarded = ["FCFS", "SJF", "WFP3", "UNICEP", "F1", "PPO"]
     assert {means[name] for name in guarded} == {means["FCFS (no guard)"]}, out
     assert means["F1 (no guard)"] != means["FCFS (no guard)"]
+
+
+def test_runs_need_snapshots(capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--trainer", "hdeeprm", "--runs", "2"])
+    assert "--runs must be >= 1, and above 1 only with --snapshots" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_two_runs_are_chosen_among_together(capsys) -> None:
+    """``--runs 2 --snapshots 2``: four networks, two per run, judged on the validation
+    windows; the kept one is the lowest of the four, and the PPO row plays it."""
+    trace_path("lublin_256.swf.gz")
+    argv = ["--trainer", "hdeeprm", "--rlscheduler", "--modes", "backfill"]
+    argv += ["--timesteps", "256", "--n-steps", "64", "--envs", "2", "--batch", "64"]
+    argv += ["--eval-windows", "1", "--no-heuristics", "--snapshots", "2", "--runs", "2"]
+    argv += ["--validation-windows", "1", "--report-snapshots"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "512 training steps (2 runs)" in out, out
+    line = re.search(
+        r"snapshots on the validation windows starting at jobs \[\d+\]: (.*); "
+        r"(run \d update \d of 2) kept",
+        out,
+    )
+    assert line is not None, out
+    scores = dict(re.findall(r"(run \d update \d of 2): ([0-9.]+)", line[1]))
+    assert sorted(scores) == [f"run {k} update {u} of 2" for k in (1, 2) for u in (1, 2)]
+    assert line[2] == min(scores, key=lambda name: (float(scores[name]), name))
+    row = re.search(r"^PPO\s+([0-9.]+)", out, re.M)
+    reported = dict(
+        re.findall(r"\(not used for the choice\) (run \d update \d of 2): ([0-9.]+)", out)
+    )
+    assert row is not None and reported[line[2]] == row[1]

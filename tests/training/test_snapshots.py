@@ -19,6 +19,7 @@ from hdeeprm.training.snapshots import (
     acting_state,
     choose_snapshot,
     load_acting_state,
+    train_runs,
 )
 from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO
 
@@ -39,6 +40,45 @@ class _Agent:
     @property
     def value(self) -> float:
         return float(self.job_net.weight.item())
+
+
+def _train_one(log: list):
+    """A stand-in training: the agent's weight is its seed, 10 steps, two snapshots (weights
+    seed and seed + 0.5); ``log`` records each seed and each agent."""
+
+    def train(seed: int):
+        agent = _Agent(batch_size=1)
+        agent.global_step, agent.closed = 10 + seed % 7, False
+        agent.close = lambda: setattr(agent, "closed", True)
+        keeper = SnapshotKeeper(agent, total_timesteps=2, count=2)
+        for value in (seed, seed + 0.5):
+            agent.set(float(value))
+            keeper({})
+        log.append((seed, agent))
+        return agent, keeper.kept
+
+    return train
+
+
+def test_several_runs_pool_their_snapshots_into_the_first_agent() -> None:
+    log: list = []
+    agent, kept, steps = train_runs(_train_one(log), seed=3, runs=3)
+    # seeds 3, 1003, 2003 (stride 1,000); steps 10 + seed % 7: 13 + 12 + 11
+    assert [seed for seed, _ in log] == [3, 1003, 2003] and steps == 13 + 12 + 11
+    assert agent is log[0][1] and not agent.closed
+    assert [a.closed for _, a in log[1:]] == [True, True]
+    names = [s.name for s in kept]
+    assert names == [f"run {k} update {u} of 2" for k in (1, 2, 3) for u in (1, 2)]
+    weights = [s.state["job_net"]["weight"].item() for s in kept]
+    assert weights == [3.0, 3.5, 1003.0, 1003.5, 2003.0, 2003.5]
+    # the choice loads any run's snapshot into the first agent
+    choice = choose_snapshot(agent, kept, lambda a: abs(a.value - 1003.5))
+    assert choice.name == "run 2 update 2 of 2" and agent.value == 1003.5
+    # one run: train_one(seed) itself, names unchanged
+    _, kept, steps = train_runs(_train_one([]), seed=3, runs=1)
+    assert [s.name for s in kept] == ["update 1 of 2", "update 2 of 2"] and steps == 13
+    with pytest.raises(ValueError, match="runs must be >= 1"):
+        train_runs(_train_one([]), seed=0, runs=0)
 
 
 def test_snapshots_are_taken_at_evenly_spaced_updates_and_copied() -> None:

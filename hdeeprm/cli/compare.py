@@ -160,6 +160,15 @@ def _range(value: str | None, nb_jobs: int, default: tuple[float, float], name: 
     "together on the mean of their action probabilities; the budget grows with them.",
 )
 @click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="backfill-choice: PPO runs per agent (seeds SEED, SEED + 1000, ...), the snapshots "
+    "of all of them chosen among on the training windows (needs --snapshots 2 or more); the "
+    "budget grows with them.",
+)
+@click.option(
     "--gamma",
     type=click.FloatRange(min=0.0, max=1.0, min_open=True),
     default=0.99,
@@ -208,6 +217,7 @@ def main(
     critic_warmup: int,
     snapshots: int,
     members: int,
+    runs: int,
     gamma: float,
     test_trace: Path | None,
     test_platform: Path | None,
@@ -241,6 +251,10 @@ def main(
             raise InputError(f"cannot create a folder under {parent} (not writable)", out)
     if test_platform is not None and test_trace is None:
         raise InputError("--test-platform needs --test-trace", where="--test-platform")
+    if runs > 1 and snapshots < 2:
+        raise InputError(
+            "above 1 needs --snapshots 2 or more: the choice among the runs", where="--runs"
+        )
     cpu = time.process_time()
     setting = load_setting(trace, platform)
     test_setting = (
@@ -286,6 +300,7 @@ def main(
             critic_warmup=critic_warmup,
             snapshots=snapshots,
             members=members,
+            runs=runs,
             gamma=gamma,
         )
     result = compare(

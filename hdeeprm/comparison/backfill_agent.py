@@ -10,7 +10,8 @@ guard). What is learned is the backfill order, which replaces the chosen variant
 SJBF). The agent is :class:`~hdeeprm.training.twostep.TwoStepPPO`'s kernel job selector; ties
 between candidates of equal features go to the oldest (``slot_order_bias``), as the rules
 break them. With ``members`` above 1, that many agents are trained per seed and act together
-(:class:`BackfillEnsemble`).
+(:class:`BackfillEnsemble`); with ``runs`` above 1, that many are trained per seed and one
+network is chosen among all their snapshots on the training windows.
 
 It trains on windows of ``window_jobs`` jobs drawn at random from the whole training range
 (the comparison's training part: no held-out job), with the training seed. Its observation
@@ -166,6 +167,9 @@ class TrainedBackfillAgent:
     candidates: tuple[tuple[str, float], ...] = ()
     #: Agents averaged (:class:`BackfillEnsemble`); 1: ``agent`` is one PPO agent.
     members: int = 1
+    #: Runs whose snapshots the kept network was chosen among (:attr:`BackfillAgentLearner.
+    #: runs`).
+    runs: int = 1
     #: PPO's discount (:attr:`BackfillAgentLearner.gamma`).
     gamma: float = GAMMA
 
@@ -180,6 +184,8 @@ class TrainedBackfillAgent:
         name = label(variant(self.ordering, "FCFS", self.triple.predictor, self.triple.correction))
         name = name.replace(f"({self.ordering}/FCFS;", f"({self.ordering}/agent;")
         many = "" if self.members == 1 else f"{self.members} agents averaged, each "
+        if self.runs > 1:
+            many += f"best of {self.runs} runs of "
         discount = "" if self.gamma == GAMMA else f" (gamma {self.gamma:g})"
         return f"{name}, {many}PPO {self.timesteps} steps{discount}{start}{kept}"
 
@@ -218,6 +224,11 @@ class BackfillAgentLearner:
     #: first trains with the seed itself (it is the single agent of ``members=1``), member
     #: ``k`` with ``seed + MEMBER_SEED_STRIDE * k``. The budget is ``members`` times one's.
     members: int = 1
+    #: Runs trained per agent, one after the other (seeds ``S``, ``S + 1000``, ...: the run
+    #: ``k`` of :func:`~hdeeprm.training.snapshots.train_runs`), whose snapshots are all
+    #: candidates of the choice on the training windows (needs ``snapshots`` >= 2): a run
+    #: that stays on a plateau is passed over. The budget is ``runs`` times one's.
+    runs: int = 1
 
     name: ClassVar[str] = "backfill-choice"
 
@@ -230,6 +241,7 @@ class BackfillAgentLearner:
             "warm_epochs",
             "snapshots",
             "members",
+            "runs",
         ):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
@@ -240,6 +252,8 @@ class BackfillAgentLearner:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
         if not 0 < self.gamma <= 1:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+        if self.runs > 1 and self.snapshots < 2:
+            raise ValueError("runs above 1 need snapshots >= 2 (the choice among the runs)")
         if not self.slot_order_bias >= 0:
             raise ValueError(f"slot_order_bias must be >= 0, got {self.slot_order_bias}")
 
@@ -266,10 +280,52 @@ class BackfillAgentLearner:
     def _train_one(
         self, context: SeedContext, seed: int, score: bool = True
     ) -> tuple[TrainedBackfillAgent, list[WindowScore]]:
-        """One agent trained with ``seed`` (cloned, trained, its snapshot chosen) and, if
-        ``score`` or to choose a snapshot, its figures on the training windows."""
+        """One agent trained with ``seed`` (cloned, trained, its snapshot chosen among those
+        of its ``runs``) and, if ``score`` or to choose a snapshot, its figures on the training
+        windows."""
+        from hdeeprm.training.snapshots import choose_snapshot, train_runs
+
+        ordering, triple = context.baseline.primary, context.baseline.triple
+        runs: list[tuple[JobLimits, WarmStart | None]] = []
+
+        def train_run(run_seed: int) -> tuple[Any, list[Any]]:
+            agent, kept, limits, warm = self._train_run(context, run_seed)
+            runs.append((limits, warm))
+            return agent, kept
+
+        agent, kept, _ = train_runs(train_run, seed, self.runs)
+        limits, warm = runs[0]
+        trained = TrainedBackfillAgent(
+            agent,
+            limits,
+            ordering,
+            self.timesteps,
+            triple,
+            warm,
+            gamma=self.gamma,
+            runs=self.runs,
+        )
+        if len(kept) < 2:
+            return trained, trained.play(context.train) if score else []
+        played: list[list[WindowScore]] = []  # each snapshot's, in order
+
+        def mean_on_training(_agent: Any) -> float:
+            played.append(trained.play(context.train))
+            return math.fsum(s.mean_bsld for s in played[-1]) / len(played[-1])
+
+        choice = choose_snapshot(agent, kept, mean_on_training)
+        trained.kept = f"{choice.name} kept ({choice.score:.2f} on the training windows)"
+        trained.candidates = choice.scores
+        names = [snapshot.name for snapshot in kept]
+        return trained, played[names.index(choice.name)]
+
+    def _train_run(
+        self, context: SeedContext, seed: int
+    ) -> tuple[Any, list[Any], JobLimits, WarmStart | None]:
+        """One PPO run with ``seed`` on the training part: the agent, its snapshots (the
+        clone first, with a warm start), the observation's scales and the warm start."""
         from hdeeprm.training.cloning import clone_rule
-        from hdeeprm.training.snapshots import SnapshotKeeper, choose_snapshot
+        from hdeeprm.training.snapshots import SnapshotKeeper
         from hdeeprm.training.twostep import TwoStepConfig, TwoStepPPO, job_selection_factories
 
         protocol, setting = context.protocol, context.train.setting
@@ -321,22 +377,7 @@ class BackfillAgentLearner:
                 keeper.add("clone")
             agent.learn(self.timesteps, callback=keeper)
             agent.close()
-        trained = TrainedBackfillAgent(
-            agent, inputs.job_limits, ordering, self.timesteps, triple, warm, gamma=self.gamma
-        )
-        if len(keeper.kept) < 2:
-            return trained, trained.play(context.train) if score else []
-        played: list[list[WindowScore]] = []  # each snapshot's, in order
-
-        def mean_on_training(_agent: Any) -> float:
-            played.append(trained.play(context.train))
-            return math.fsum(s.mean_bsld for s in played[-1]) / len(played[-1])
-
-        choice = choose_snapshot(agent, keeper.kept, mean_on_training)
-        trained.kept = f"{choice.name} kept ({choice.score:.2f} on the training windows)"
-        trained.candidates = choice.scores
-        names = [snapshot.name for snapshot in keeper.kept]
-        return trained, played[names.index(choice.name)]
+        return agent, keeper.kept, inputs.job_limits, warm
 
 
 __all__ = [

@@ -303,3 +303,36 @@ def test_ensemble_members_train_with_their_own_seeds(tmp_path) -> None:
     assert len(result.learned_test) == 2 and result.learned_train.nb_jobs > 0
     with pytest.raises(ValueError, match="members must be >= 1"):
         BackfillAgentLearner(members=0)
+
+
+def test_runs_are_chosen_among_on_the_training_windows(tmp_path) -> None:
+    """``runs=2, snapshots=2``: four networks (two per run, seeds 0 and 1000) compared on the
+    seed's training windows; the kept one is the lowest, whichever run it is from, and the
+    first run alone is the single-run learner's, bit for bit."""
+    setting, protocol = small_comparison(tmp_path)
+    two = dataclasses.replace(TINY, snapshots=2)
+    (single,) = compare(setting, protocol, [0], learner=two).seeds
+    (result,) = compare(setting, protocol, [0], learner=dataclasses.replace(two, runs=2)).seeds
+    trained = result.learned
+    names = [name for name, _ in trained.candidates]
+    assert names == [f"run {k} update {u} of 2" for k in (1, 2) for u in (1, 2)]
+    # run 1's candidates score as the single run's (same seed, same training)
+    assert trained.candidates[:2] == tuple(
+        (f"run 1 {name}", mean) for name, mean in single.learned.candidates
+    )
+    best = min(mean for _, mean in trained.candidates)
+    assert result.learned_train.mean_bsld == best
+    assert trained.kept.startswith(names[[m for _, m in trained.candidates].index(best)])
+    assert ", best of 2 runs of PPO 256 steps" in trained.describe()
+    with pytest.raises(ValueError, match="runs above 1 need snapshots >= 2"):
+        BackfillAgentLearner(runs=2)
+    with pytest.raises(ValueError, match="runs must be >= 1"):
+        BackfillAgentLearner(runs=0)
+
+
+def test_command_refuses_runs_without_snapshots(tmp_path) -> None:
+    trace, platform = write_setting(tmp_path, synthetic_jobs(400), cores=8)
+    args = [str(trace), str(platform), "--learner", "backfill-choice", "--runs", "2"]
+    result = CliRunner().invoke(compare_main, args)
+    assert result.exit_code != 0
+    assert "--runs" in result.output and "needs --snapshots 2 or more" in result.output

@@ -79,10 +79,14 @@ class HeuristicPicker:
 def first_or_wait(env: Any, ranked: list[int]) -> int:
     """A list scheduler's action: the first-ranked slot if it may start now, else do nothing
     (the job waits at the head); when do nothing is invalid (it could never end), the first
-    ranked job that may start."""
+    ranked job that may start. With backfilling every visible job may be picked, so this is
+    the first-ranked one; while the environment's starvation guard reserves a starving job,
+    it is the first-ranked job that may backfill around it (EASY with this ordering)."""
     mask = env.action_masks()
     if ranked and mask[ranked[0]]:
         return ranked[0]
+    if getattr(env, "backfill", False):
+        return next((slot for slot in ranked if mask[slot]), int(env.do_nothing))
     if mask[env.do_nothing] or not ranked:
         return int(env.do_nothing)
     return next(slot for slot in ranked if mask[slot])

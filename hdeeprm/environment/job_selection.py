@@ -23,13 +23,18 @@ The chosen job is placed at once by a fixed core policy of the resource manager
   reservation or uses only cores spare at that time. The step ends when the chosen job starts.
 * **Starvation guard** (``max_wait``, seconds; off by default): a learned picker may leave
   a job last for ever. When the oldest visible job (slot 0, the queue is in submission order)
-  has waited at least ``max_wait`` at a decision, it is the only valid action: with
-  backfilling it starts now or is reserved (EASY around it); without, the environment runs
-  on by itself until it fits and then offers only it. Any picker that reads the mask obeys
-  (the heuristics of :mod:`hdeeprm.environment.job_pickers` and the trainers do), and an
-  agent trained with the guard learns with it. A job's wait is bounded by ``max_wait``, plus
-  the time to the next decision point, plus the time the platform needs to free its cores
-  for it and for the starving jobs ahead of it.
+  has waited at least ``max_wait`` at a decision, it *starves*, and the mask protects it.
+  If it fits, it is the only valid action. If not: with backfilling it is reserved as EASY
+  reserves its head (:meth:`~hdeeprm.scheduling.profile.RunningEnds.shadow`) and the valid
+  actions are do nothing and the visible jobs EASY may backfill around it (they fit now and
+  end, by their requested time, before the reservation, or use only cores spare then), so
+  the agent keeps choosing among the jobs that cannot delay it; without backfilling the
+  environment runs on by itself until it fits. Any picker that reads the mask obeys (the
+  heuristics of :mod:`hdeeprm.environment.job_pickers` and the trainers do), and an agent
+  trained with the guard learns with it. A starving job starts at the first decision point
+  where it fits: its wait is bounded by ``max_wait``, plus the time to the next decision
+  point, plus the time the platform needs to free its cores for it and for the starving
+  jobs ahead of it (with backfilling, by the requested times of the jobs running).
 * **Reward**: the potential-based rewards of :mod:`hdeeprm.environment.objective_reward` for
   ``avg_bounded_slowdown`` (tau = 10 s): the rewards of an episode add up to minus its average
   bounded slowdown. Steps at the same instant earn 0; time passing credits the waits.
@@ -448,6 +453,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self._min_res = math.nan
         self._free_seen = -1
         self._started: list[JobRecord] = []
+        #: Under the guard, while slot 0 starves: the slots it allows (None: no starving job).
+        self._allowed: np.ndarray | None = None
         #: Masked actions received this episode (each played as described in :meth:`step`).
         self.invalid_actions = 0
         #: Second step of the last step: policy index (-1: none) and its reward.
@@ -688,11 +695,14 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         """Run on until the agent has a real choice (a visible job it may pick), then observe.
         Under the starvation guard, without backfilling, that is when the starving job fits."""
         guarded = self.max_wait is not None
+        self._allowed = None
         while not self._done:
             self._look()
             if guarded and self._starving():
-                if self.backfill or self._fits[0]:
+                allowed = self._allowed = self._guard_slots()
+                if allowed.any():
                     break
+                self._allowed = None
             elif self._any_fits or (self.backfill and self._visible):
                 break
             self._proceed()
@@ -709,6 +719,24 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         visible = self._visible
         wait = self.max_wait
         return wait is not None and bool(visible) and self.manager.now - visible[0].subtime >= wait
+
+    def _guard_slots(self) -> np.ndarray:
+        """The visible slots the guard lets the agent pick while slot 0 starves: slot 0 alone
+        if it fits; else, with backfilling, the jobs EASY may backfill around its
+        reservation; else none (the environment runs on)."""
+        n = len(self._visible)
+        fits = self._fits[:n]
+        allowed = np.zeros(n, dtype=bool)
+        if fits[0]:
+            allowed[0] = True
+        elif self.backfill:
+            manager = self.manager
+            now = manager.now
+            shadow, extra = self._ends.shadow(self._visible[0].res, manager.pool.free_count, now)
+            in_time = now + self._vis_values[:, _JobTable.REQ_TIME] <= shadow
+            np.logical_and(fits, in_time | (self._vis_res <= extra), out=allowed)
+            allowed[0] = False
+        return allowed
 
     def _refresh_visible(self) -> None:
         """The visible jobs, their submission numbers (job table rows) and requested cores,
@@ -816,8 +844,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
 
     def action_masks(self) -> np.ndarray:
         """Valid actions now: slots holding a job that fits (any job, with backfilling) and
-        do nothing unless it could never end; under the starvation guard, the starving job
-        alone."""
+        do nothing unless it could never end; while a job starves, what the starvation guard
+        allows (module docstring)."""
         return self._current_mask().copy()
 
     def _current_mask(self) -> np.ndarray:
@@ -838,9 +866,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                 mask[self.do_nothing] = bool(manager.running) or not manager.no_more_jobs
                 if self.rlscheduler and n and mask[:n].any():
                     mask[self.do_nothing] = False  # RLScheduler's agent always picks a job
-                if self.max_wait is not None and self._starving():
-                    mask[:] = False  # the guard: the starving job, and nothing else
-                    mask[0] = True
+                allowed = self._allowed
+                if allowed is not None:  # the guard (module docstring)
+                    mask[:n] = allowed
+                    if allowed[0]:  # the starving job fits: it, and nothing else
+                        mask[self.do_nothing] = False
             self._mask = mask
         return mask
 

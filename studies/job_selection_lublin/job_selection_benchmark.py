@@ -23,8 +23,9 @@ environment steps per second, and the worst wait (hours) and worst bounded slowd
 in them; training cost is printed beside it. ``--validate`` evaluates
 on validation windows drawn (seed 1) from the *training* range instead of the held-out ones:
 tune there, report on the held-out windows. ``--max-wait H`` turns on the environment's
-starvation guard (a job that has waited ``H`` hours is the only one that may be picked) for
-training and evaluation; the heuristics are then printed both with and without it.
+starvation guard for training and evaluation (a job that has waited ``H`` hours starts as
+soon as it fits; with backfilling it is reserved, and only jobs that cannot delay it may be
+picked meanwhile); the heuristics are then printed both with and without it.
 
     python -m studies.job_selection_lublin.job_selection_benchmark --quick  # minutes
     python -m studies.job_selection_lublin.job_selection_benchmark  # full: 10 windows, longer
@@ -414,8 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         metavar="HOURS",
-        help="starvation guard: a job that has waited this long is the only one that may be "
-        "picked, in training and evaluation (the heuristics are printed with and without it)",
+        help="starvation guard, in training and evaluation: a job that has waited this long "
+        "starts as soon as it fits (with backfilling it is reserved, and only jobs that cannot "
+        "delay it may be picked); the heuristics are printed with and without it",
     )
     parser.add_argument(
         "--rlscheduler",
@@ -512,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"windows from jobs {EVAL}; Q = 128; average bounded slowdown, tau = 10 s"
             )
         if args.max_wait is not None:
-            print(f"starvation guard: a job that has waited {args.max_wait:g} h is picked first")
+            print(f"starvation guard: a job that has waited {args.max_wait:g} h is protected")
         for mode in args.modes.split(","):
             backfill = mode == "backfill"
 

@@ -63,31 +63,77 @@ def test_plain_guard_waits_for_the_starving_job(tmp_path) -> None:
 
 def test_backfill_guard_reserves_the_starving_job(tmp_path) -> None:
     """With backfilling and max_wait = 0.5 s: at t = 1 J1 has just arrived (free choice); doing
-    nothing runs to t = 2, where J1 has waited 1 s: it alone may be picked (do nothing too is
-    masked). Picked, it is reserved as EASY reserves it: J4 backfills at 4, J1 starts at 50;
-    there J2 (waited 48 s) is the only choice, though J3 is smaller."""
+    nothing runs to t = 2, where J1 has waited 1 s and does not fit (1 core free): it is
+    reserved at A's requested end (t = 100, 1 core spare) and only jobs that may backfill
+    around it are offered. J2 (4 cores) and J3 (2 cores) do not fit: nothing to offer, the
+    environment runs on to t = 4, where J4 (1 core, ends by 9 <= 100) may start, or nothing.
+    When A ends at 50, J1 fits and is the only choice; then J2 starves and J3 still waits."""
     env = make_env(tmp_path, backfill=True, max_wait=0.5)
     env.reset(seed=0)
     _, _, _, _, info = env.step(0)
     assert info["time"] == 1.0
     assert info["action_mask"].tolist() == [True] + [False] * 5 + [True]
     _, _, _, _, info = env.step(NOTHING)
-    assert info["time"] == 2.0 and names(env) == ["J1", "J2"]
-    assert info["action_mask"].tolist() == ONLY_SLOT_0
-    _, _, _, _, info = env.step(1)  # J2 is masked: played as the only valid slot, J1
+    assert info["time"] == 4.0 and names(env) == ["J1", "J2", "J3", "J4"]
+    assert info["action_mask"].tolist() == [False, False, False, True, False, False, True]
+    _, _, _, _, info = env.step(0)  # J1 is masked: played as do nothing, to A's end
     assert info["invalid_actions"] == 1
-    assert info["time"] == 50.0 and names(env) == ["J2", "J3"]
-    assert times(env)["J4"] == (4.0, 7.0)
+    assert info["time"] == 50.0 and names(env) == ["J1", "J2", "J3", "J4"]
     assert info["action_mask"].tolist() == ONLY_SLOT_0
-    env.step(0)  # J2 reserved at J1's requested end: 50 + 6 = 56
-    assert times(env)["J1"] == pytest.approx((50.0, 56.0))
+    _, _, _, _, info = env.step(0)  # J1 starts (3 cores, 50-56); J2 starves, reserved at 56
+    assert names(env) == ["J2", "J3", "J4"]
+    # 1 core free: J4 fits and ends by 50 + 5 <= 56; J3 (2 cores) does not fit.
+    assert info["time"] == 50.0
+    assert info["action_mask"].tolist() == [False, False, True, False, False, False, True]
+    assert times(env)["A"] == (0.0, 50.0)
+
+
+def wide_jobs() -> list:
+    """A holds the two 4.4 GFLOPS cores of 4 until 200e9 / 4.4e9 = 45.45 s (requested 100 s);
+    W (4 cores) arrives at 1; S (2 cores, requests 2 s) and L (2 cores, requests 500 s) at 2."""
+    extra = {"mem": 100.0, "mem_bw": 4.0}
+    return [
+        ("A", 0.0, 2, 200e9, {**extra, "req_time": 100.0}),
+        ("W", 1.0, 4, 40e9, {**extra, "req_time": 10.0}),
+        ("S", 2.0, 2, 8e9, {**extra, "req_time": 2.0}),
+        ("L", 2.0, 2, 8e9, {**extra, "req_time": 500.0}),
+    ]
+
+
+def test_backfill_guard_refuses_the_jobs_that_would_delay_it(tmp_path) -> None:
+    """At t = 2 W has waited 1 s (bound 0.5 s) and does not fit (2 cores free): it is reserved
+    at A's requested end, t = 100, with no core spare. S fits and ends by 4 <= 100; L fits but
+    would end at 502 on the cores W needs: refused. Without the guard all three may be
+    picked."""
+    free = make_env(tmp_path / "free", wide_jobs(), backfill=True)
+    free.reset(seed=0)
+    free.step(0)
+    _, _, _, _, info = free.step(NOTHING)
+    assert info["time"] == 2.0 and names(free) == ["W", "S", "L"]
+    assert info["action_mask"].tolist() == [True, True, True, False, False, False, True]
+    env = make_env(tmp_path / "guarded", wide_jobs(), backfill=True, max_wait=0.5)
+    env.reset(seed=0)
+    env.step(0)
+    _, _, _, _, info = env.step(NOTHING)
+    assert info["time"] == 2.0 and names(env) == ["W", "S", "L"]
+    assert info["action_mask"].tolist() == [False, True, False, False, False, False, True]
+    # The last valid slot each time: S at 2, then nothing until W may start.
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(last_valid(env))
+    got = times(env)
+    # W starts when A ends, before L, which waits for W whatever the picks.
+    assert got["W"][0] == got["A"][1] == pytest.approx(200e9 / 4.4e9)
+    assert got["L"][0] >= got["W"][1]
+    assert got["S"][0] == 2.0
 
 
 @pytest.mark.parametrize("backfill", [False, True])
-def test_a_zero_bound_is_first_come_first_served(tmp_path, backfill) -> None:
-    """With max_wait = 0 every visible job starves as soon as it is seen, so whatever the
-    picker, jobs start as FCFS starts them without the guard (plain: strictly in order; with
-    backfilling: EASY around the oldest job)."""
+def test_a_zero_bound_keeps_the_oldest_job_first(tmp_path, backfill) -> None:
+    """With max_wait = 0 every visible job starves once seen. Without backfilling, whatever
+    the picker, jobs start as FCFS starts them; with backfilling, the oldest job is EASY's
+    reserved head and FCFS, which backfills in submission order, is exactly the unguarded
+    environment's EASY (its own backfilling pass)."""
     jobs = random_jobs(60, seed=5)
     fcfs = make_env(tmp_path / "fcfs", jobs, queue_slots=8, backfill=backfill)
     run_episode(fcfs, HeuristicPicker("FCFS"), seed=1)
@@ -97,7 +143,9 @@ def test_a_zero_bound_is_first_come_first_served(tmp_path, backfill) -> None:
     def random_valid(env) -> int:
         return int(rng.choice(np.flatnonzero(env.action_masks())))
 
-    pickers = [HeuristicPicker(name) for name in BASELINES] + [random_valid, last_valid]
+    pickers = [HeuristicPicker("FCFS")]
+    if not backfill:
+        pickers += [HeuristicPicker(name) for name in BASELINES] + [random_valid, last_valid]
     for picker in pickers:
         env = make_env(tmp_path / "guarded", jobs, queue_slots=8, backfill=backfill, max_wait=0)
         result = run_episode(env, picker, seed=1)

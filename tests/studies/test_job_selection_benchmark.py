@@ -88,14 +88,15 @@ def test_guard_options_are_checked_first(capsys) -> None:
 
 @pytest.mark.slow
 def test_a_zero_guard_makes_every_picker_first_come_first_served(capsys) -> None:
-    """``--max-wait 0``: every job starves once seen, so every guarded row, the trained
-    agent's included, is EASY-FCFS's; the heuristics without the guard are printed apart."""
+    """``--max-wait 0`` without backfilling: every job starves once seen, so every guarded
+    row, the trained agent's included, is FCFS's; the heuristics without the guard are
+    printed apart."""
     trace_path("lublin_256.swf.gz")
-    argv = ["--trainer", "hdeeprm", "--modes", "backfill", "--timesteps", "256"]
+    argv = ["--trainer", "hdeeprm", "--modes", "plain", "--timesteps", "256"]
     argv += ["--n-steps", "128", "--eval-windows", "1", "--max-wait", "0"]
     assert bench.main(argv) == 0
     out = capsys.readouterr().out
-    assert "starvation guard: a job that has waited 0 h is picked first" in out
+    assert "starvation guard: a job that has waited 0 h is protected" in out
     means = dict(re.findall(r"^(\S+(?: \(no guard\))?)\s+(\d+\.\d+)\s", out, re.M))
     guarded = ["FCFS", "SJF", "WFP3", "UNICEP", "F1", "PPO"]
     assert {means[name] for name in guarded} == {means["FCFS (no guard)"]}, out

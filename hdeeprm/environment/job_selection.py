@@ -692,8 +692,8 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
                     extra -= job.res
 
     def _settle(self) -> None:
-        """Run on until the agent has a real choice (a visible job it may pick), then observe.
-        Under the starvation guard, without backfilling, that is when the starving job fits."""
+        """Run on until the agent has a real choice (a visible job it may pick), then observe;
+        while a job starves, a job the starvation guard allows."""
         guarded = self.max_wait is not None
         self._allowed = None
         while not self._done:

@@ -58,6 +58,9 @@ Observation (``Box(0, 1)``), ``queue_slots x 6`` job features then the cluster's
   fractions of that type's totals; on a GPU platform, then the free GPUs of each node type
   with GPUs (fraction); then the queued jobs beyond the visible ones,
   ``min(1, hidden / queue_slots)``.
+* with the starvation guard, each slot then has one more feature (:data:`GUARD_FEATURES`,
+  after the log features): ``min(1, wait / max_wait)``, how near the job is to the guard
+  (the wait feature stops at ``max_time``, which may be far below ``max_wait``);
 * on a GPU platform each slot ends with 2 more features (:data:`GPU_FEATURES`): requested
   GPUs / the platform's GPUs, and 1 for a ``network`` job (CuSH's view of a job: its
   locality penalty depends on both). CPU-only platforms keep the layout above.
@@ -90,6 +93,8 @@ DEFAULT_SLOTS = 128
 JOB_FEATURES = ("wait", "req_time", "res", "mem", "mem_bw", "fits")
 #: Features appended per visible job with ``log_features=True``.
 LOG_FEATURES = ("log_wait", "log_req_time", "log_res")
+#: Feature appended per visible job with the starvation guard (``max_wait``).
+GUARD_FEATURES = ("guard_wait",)
 #: Features appended last per visible job on a platform with GPUs (CuSH's job view).
 GPU_FEATURES = ("gpus", "network")
 #: The objective the rewards add up to by default.
@@ -290,6 +295,14 @@ class _JobTable:
         pending.clear()
 
 
+def _guard_feature(wait: np.ndarray, max_wait: float) -> np.ndarray:
+    """:data:`GUARD_FEATURES`: ``min(1, wait / max_wait)`` per job (1 for a bound of 0, and
+    NaN -> 0, +inf -> 1 as the other features)."""
+    if max_wait <= 0.0:
+        return np.ones_like(wait)
+    return np.minimum(np.nan_to_num(wait / max_wait, posinf=1.0), 1.0)
+
+
 def _clip(value: float) -> float:
     """``min(nan_to_num(value, posinf=1.0), 1.0)`` on one float64 (NaN -> 0, +inf -> 1,
     -inf -> the most negative float), without a numpy call."""
@@ -408,13 +421,13 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         self.queue_slots = queue_slots
         self.core_policy = core_policy
         self.log_features = bool(log_features)
-        #: Features per visible job (the observation's per-slot width; set with the platform
-        #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
-        self.job_width = len(JOB_FEATURES) + (len(LOG_FEATURES) if log_features else 0)
-        self.backfill = bool(backfill)
-        self.rlscheduler = bool(rlscheduler)
         #: The starvation guard's bound in seconds (None: no guard).
         self.max_wait = None if max_wait is None else float(max_wait)
+        #: Features per visible job (the observation's per-slot width; set with the platform
+        #: in :meth:`_make_observer`: GPU platforms add :data:`GPU_FEATURES`).
+        self.job_width = self._base_width()
+        self.backfill = bool(backfill)
+        self.rlscheduler = bool(rlscheduler)
         #: The run time the scheduler plans a queued job with, as the observation's
         #: ``req_time`` shows it (None: the requested time; a subclass predicting run times
         #: shows its predictions).
@@ -465,7 +478,7 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _make_observer(self, manager: Any) -> Any:
         """Called by the parent with each new manager: per-episode views of it."""
         self._cluster = _ObservedCluster(manager, getattr(self, "_cluster", None))
-        base = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
+        base = self._base_width()
         self.job_width = base + (len(GPU_FEATURES) if self._cluster.nb_gpu_types else 0)
         self._max_gpus = max(1, manager.gpu_pool.nb_gpus)
         self._ends = self._running_ends(manager)
@@ -474,6 +487,16 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
         manager.job_listeners.append(self._table)
         self._seen = -1  # a new queue: the visible jobs are read again
         return _Observer(self)
+
+    def _base_width(self) -> int:
+        """Features per visible job before the GPU ones: the job's, the log ones, the
+        guard's."""
+        width = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
+        return width + (len(GUARD_FEATURES) if self.max_wait is not None else 0)
+
+    def _guard_column(self) -> int:
+        """The per-slot index of :data:`GUARD_FEATURES` (with ``max_wait``)."""
+        return len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
 
     def _running_ends(self, manager: Any) -> Any:
         """The job listener that keeps the running jobs' ends for reservations (``shadow``):
@@ -738,6 +761,24 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
             allowed[0] = False
         return allowed
 
+    def _guard_slots_reference(self) -> np.ndarray:
+        """:meth:`_guard_slots` job by job, from the records: the statement the array one is
+        tested against."""
+        visible, fits = self._visible, self._fits
+        allowed = np.zeros(len(visible), dtype=bool)
+        if fits[0]:
+            allowed[0] = True
+        elif self.backfill:
+            manager = self.manager
+            now = manager.now
+            shadow, extra = self._ends.shadow(visible[0].res, manager.pool.free_count, now)
+            planned = self._planned_time
+            for i in range(1, len(visible)):
+                job = visible[i]
+                req = job.req_time if planned is None else planned(job)
+                allowed[i] = bool(fits[i]) and (now + req <= shadow or job.res <= extra)
+        return allowed
+
     def _refresh_visible(self) -> None:
         """The visible jobs, their submission numbers (job table rows) and requested cores,
         read again only when the queue moved since the last read (its change count)."""
@@ -912,6 +953,8 @@ class _Observer:
                 raw[:, 2] = env._vis_res
                 logs = np.log1p(np.maximum(raw, 0.0)) / env._log_scale
                 block[:, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            if env.max_wait is not None:
+                block[:, env._guard_column()] = _guard_feature(wait, env.max_wait)
             wait /= env._scale[0]
             if not (env._table.finite and math.isfinite(env.manager.now)):
                 wait = np.nan_to_num(wait, posinf=1.0)
@@ -937,6 +980,8 @@ class _Observer:
             if env.log_features:
                 logs = np.log1p(np.maximum(raw[:, [0, 1, 2]], 0.0)) / env._log_scale
                 block[:n, 6:9] = np.minimum(np.nan_to_num(logs, posinf=1.0), 1.0)
+            if env.max_wait is not None:
+                block[:n, env._guard_column()] = _guard_feature(raw[:, 0].copy(), env.max_wait)
             raw = np.minimum(np.nan_to_num(raw / env._scale, posinf=1.0), 1.0)
             block[:n, :5] = raw
             block[:n, 5] = env._fits[:n]

@@ -50,7 +50,7 @@ import numpy as np
 from hdeeprm.analysis.metrics import ended_job_metrics
 from hdeeprm.environment import BASELINES, HeuristicPicker, JobSelectionEnv
 from hdeeprm.environment.episodes import EpisodeWindows
-from hdeeprm.environment.job_selection import JOB_FEATURES, LOG_FEATURES
+from hdeeprm.environment.job_selection import GUARD_FEATURES, JOB_FEATURES, LOG_FEATURES
 from hdeeprm.inputs import prepare_inputs
 from hdeeprm.options import load_options
 from hdeeprm.training.cloning import clone_rule
@@ -349,6 +349,7 @@ def train(inputs, backfill: bool, args) -> tuple[object, float, int]:
         gamma=args.gamma,
     )
     width = len(JOB_FEATURES) + (len(LOG_FEATURES) if args.log_features else 0)
+    width += len(GUARD_FEATURES) if args.max_wait is not None else 0
     if args.policy == "kernel":
         policy, policy_kwargs = kernel_policy(SLOTS, width, args.nothing_bias)
     else:

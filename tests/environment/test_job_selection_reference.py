@@ -1,8 +1,10 @@
 """The job-selection environment's fast paths against the statements they replace: the fit
 test and visible jobs (``_look`` / ``_look_reference``), the EASY pass (``_backfill_around`` /
-``_backfill_reference``) and the observation (``build`` / ``build_reference``, with the
-cluster's ``features_reference``). Two environments play the same random workload with the
-same actions, one through the fast paths and one through the references, on the 4-core
+``_backfill_reference``), the observation (``build`` / ``build_reference``, with the
+cluster's ``features_reference``) and the starvation guard's choices (``_guard_slots`` /
+``_guard_slots_reference``, with ``max_wait``). Two environments play the same random
+workload with the same actions, one through the fast paths and one through the references,
+on the 4-core
 learning platform (one node type, node memory) or the tiny GPU platform of the CuSH tests
 (three node types, two with GPUs; jobs with GPUs and workload types); observations (bit for
 bit), rewards, infos and the jobs' start and end times must agree at every step."""
@@ -35,6 +37,7 @@ class ReferenceEnv(JobSelectionEnv):
 
     _look = JobSelectionEnv._look_reference
     _backfill_around = JobSelectionEnv._backfill_reference
+    _guard_slots = JobSelectionEnv._guard_slots_reference
 
     def _make_observer(self, manager: Any) -> Any:
         observer = super()._make_observer(manager)
@@ -103,6 +106,7 @@ def _workload(jobs: list[tuple], no_memory: bool, gpus: bool, nb_res: int) -> Wo
     backfill=st.booleans(),
     slots=st.integers(1, 6),
     log_features=st.booleans(),
+    max_wait=st.sampled_from([None, None, 0.0, 2.0, 10.0]),
     seed=st.integers(0, 2**16),
 )
 def test_fast_paths_agree_with_their_references(
@@ -112,6 +116,7 @@ def test_fast_paths_agree_with_their_references(
     backfill: bool,
     slots: int,
     log_features: bool,
+    max_wait: float | None,
     seed: int,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,6 +136,7 @@ def test_fast_paths_agree_with_their_references(
         (folder / "options.json").write_text(json.dumps(options))
         _workload(jobs, no_memory, tiny, 6 if tiny else 4).save(folder / "workload.json")
         kwargs = {"queue_slots": slots, "backfill": backfill, "log_features": log_features}
+        kwargs["max_wait"] = max_wait
         fast, ref = (
             kind.from_options(
                 folder / "options.json", folder / name, folder / "workload.json", **kwargs

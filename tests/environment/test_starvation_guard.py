@@ -165,3 +165,49 @@ def test_the_guard_is_refused_where_it_cannot_hold(tmp_path) -> None:
         make_env(tmp_path, rlscheduler=True, max_wait=60.0)
     with pytest.raises(ValueError, match="EASY's reservation is its guard"):
         BackfillChoiceEnv(None, max_wait=0)
+
+
+def test_cores_spare_at_the_reservation_may_be_used(tmp_path) -> None:
+    """W now needs 3 cores: at its reservation (t = 100) one core is spare, so a 1-core job
+    that would end long after (B, 500 s requested) may start now, while the 2-core L may
+    not; S, ending in time, may."""
+    extra = {"mem": 100.0, "mem_bw": 4.0}
+    jobs = [
+        ("A", 0.0, 2, 200e9, {**extra, "req_time": 100.0}),
+        ("W", 1.0, 3, 40e9, {**extra, "req_time": 10.0}),
+        ("S", 2.0, 2, 8e9, {**extra, "req_time": 2.0}),
+        ("L", 2.0, 2, 8e9, {**extra, "req_time": 500.0}),
+        ("B", 2.0, 1, 8e9, {**extra, "req_time": 500.0}),
+    ]
+    env = make_env(tmp_path, jobs, backfill=True, max_wait=0.5)
+    env.reset(seed=0)
+    env.step(0)
+    _, _, _, _, info = env.step(NOTHING)
+    assert info["time"] == 2.0 and names(env) == ["W", "S", "L", "B"]
+    assert info["action_mask"].tolist() == [False, True, False, True, False, False, True]
+    # B starts on the spare core; with 1 core free nothing else fits, so the environment runs
+    # on to B's end (8e9 / 4e9 = 2 s, at 4): S may start then (ends by 6 <= 100), L still not.
+    _, _, _, _, info = env.step(3)
+    assert info["time"] == 4.0 and names(env) == ["W", "S", "L"]
+    assert times(env)["B"] == (2.0, 4.0)
+    assert info["action_mask"].tolist() == [False, True, False, False, False, False, True]
+
+
+def test_the_agent_sees_how_near_each_job_is_to_the_guard(tmp_path) -> None:
+    """With max_wait = 5 s each slot gains min(1, wait / 5) after the job's 6 features: at
+    t = 4, J1-J4 have waited 3, 2, 1, 0 s. A bound of 0 shows 1 for every job; without the
+    guard the layout is unchanged."""
+    env = make_env(tmp_path, max_wait=5.0)
+    env.reset(seed=0)
+    obs, *_ = env.step(0)
+    assert env.job_width == 7
+    assert env.observation_space.shape == (SLOTS * 7 + 3,)
+    jobs = obs[: SLOTS * 7].reshape(SLOTS, 7)
+    assert jobs[:4, 6].tolist() == pytest.approx([0.6, 0.4, 0.2, 0.0])
+    assert not jobs[4:].any()
+    zero = make_env(tmp_path / "zero", max_wait=0.0)
+    zero.reset(seed=0)
+    obs, *_ = zero.step(0)  # A starts; the next state shows the jobs queued then
+    shown = len(zero.visible_jobs)
+    assert shown and obs[: SLOTS * 7].reshape(SLOTS, 7)[:shown, 6].tolist() == [1.0] * shown
+    assert make_env(tmp_path / "none").job_width == 6

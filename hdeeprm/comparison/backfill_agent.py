@@ -54,7 +54,8 @@ Picker = Callable[[BackfillChoiceEnv], int]
 
 #: Candidates the agent sees at once (the oldest ones; more are offered as these start).
 QUEUE_SLOTS = 128
-#: Seeds of an ensemble's members ``1, 2, ...`` are the training seed plus this times ``k``.
+#: Seeds of an ensemble's members ``1, 2, ...`` are the training seed plus this times ``k``
+#: (times ``runs``, so that no two runs of any members share a seed).
 MEMBER_SEED_STRIDE = 1000
 #: The EASY variants' backfill orders as pickers of ``BackfillChoice-v0`` (what a warm start
 #: clones).
@@ -222,7 +223,8 @@ class BackfillAgentLearner:
     slot_order_bias: float = 1e-3
     #: Agents trained per seed, each as above, that act as a :class:`BackfillEnsemble`. The
     #: first trains with the seed itself (it is the single agent of ``members=1``), member
-    #: ``k`` with ``seed + MEMBER_SEED_STRIDE * k``. The budget is ``members`` times one's.
+    #: ``k`` with :meth:`member_seed` (``seed + MEMBER_SEED_STRIDE * k`` with one run). The
+    #: budget is ``members`` times one's.
     members: int = 1
     #: Runs trained per agent, one after the other (seeds ``S``, ``S + 1000``, ...: the run
     #: ``k`` of :func:`~hdeeprm.training.snapshots.train_runs`), whose snapshots are all
@@ -264,7 +266,7 @@ class BackfillAgentLearner:
         agents = [first.agent]
         kept = [first.kept]
         for k in range(1, self.members):
-            seed = context.seed + MEMBER_SEED_STRIDE * k
+            seed = self.member_seed(context.seed, k)
             member, _ = self._train_one(context, seed, score=False)
             agents.append(member.agent)
             kept.append(member.kept)
@@ -276,6 +278,12 @@ class BackfillAgentLearner:
             candidates=(),
         )
         return trained, trained.play(context.train)
+
+    def member_seed(self, seed: int, k: int) -> int:
+        """The training seed of ensemble member ``k`` (from 0): its runs then take the next
+        ``runs`` seeds of stride :data:`MEMBER_SEED_STRIDE` (:func:`~hdeeprm.training.
+        snapshots.train_runs`), so the members' runs never share one."""
+        return seed + MEMBER_SEED_STRIDE * k * self.runs
 
     def _train_one(
         self, context: SeedContext, seed: int, score: bool = True

@@ -491,11 +491,11 @@ class JobSelectionEnv(HeterogeneousClusterEnv):
     def _base_width(self) -> int:
         """Features per visible job before the GPU ones: the job's, the log ones, the
         guard's."""
-        width = len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
-        return width + (len(GUARD_FEATURES) if self.max_wait is not None else 0)
+        return self._guard_column() + (len(GUARD_FEATURES) if self.max_wait is not None else 0)
 
     def _guard_column(self) -> int:
-        """The per-slot index of :data:`GUARD_FEATURES` (with ``max_wait``)."""
+        """The per-slot index of :data:`GUARD_FEATURES` (with ``max_wait``): after the job's
+        and the log features."""
         return len(JOB_FEATURES) + (len(LOG_FEATURES) if self.log_features else 0)
 
     def _running_ends(self, manager: Any) -> Any:

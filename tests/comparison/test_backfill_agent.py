@@ -336,3 +336,14 @@ def test_command_refuses_runs_without_snapshots(tmp_path) -> None:
     result = CliRunner().invoke(compare_main, args)
     assert result.exit_code != 0
     assert "--runs" in result.output and "needs --snapshots 2 or more" in result.output
+
+
+def test_members_runs_never_share_a_seed() -> None:
+    """Member k's runs take seeds k * runs, ..., k * runs + runs - 1 (stride 1,000) after the
+    training seed: with one run, member k trains with seed + 1,000 k as before."""
+    from hdeeprm.training.snapshots import run_seed
+
+    assert [TINY.member_seed(7, k) for k in range(3)] == [7, 1007, 2007]
+    both = dataclasses.replace(TINY, snapshots=2, runs=2, members=3)
+    seeds = [run_seed(both.member_seed(7, k), j) for k in range(3) for j in range(2)]
+    assert seeds == [7, 1007, 2007, 3007, 4007, 5007]
